@@ -1,0 +1,8 @@
+module github.com/tessera-ml/tessera
+
+go 1.26
+
+require (
+	github.com/rajveermalviya/go-webgpu/wgpu v0.17.1
+	gonum.org/v1/gonum v0.17.0
+)

@@ -1,0 +1,201 @@
+package tensor
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Element is the constraint of the Go types a tensor can be built from.
+type Element interface {
+	float32 | float64 | int32 | bool
+}
+
+// dtypeOf returns the DType of T.
+func dtypeOf[T Element]() DType {
+	switch any(*new(T)).(type) {
+	case float64:
+		return Float64
+	case int32:
+		return Int32
+	case bool:
+		return Bool
+	}
+	return Float32
+}
+
+// New returns a CPU tensor of the given shape holding a copy of data in
+// row-major order. With no shape, the tensor is 1-D. It panics with
+// ErrShape when len(data) does not match the shape.
+//
+//	x := tensor.New([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+func New[T Element](data []T, shape ...int) *Tensor {
+	if shape == nil {
+		shape = []int{len(data)}
+	}
+	for _, d := range shape {
+		if d < 0 {
+			failf("New", ErrShape, nil, "negative dimension in shape %v", shape)
+		}
+	}
+	if numel(shape) != len(data) {
+		failf("New", ErrShape, nil, "%d elements do not fill shape %v", len(data), shape)
+	}
+	t := newTensor(dtypeOf[T](), shape, CPU)
+	backends[KindCPU].write(t, data)
+	return t
+}
+
+// FromInt64s returns an Int32 CPU tensor from int64 data (PyTorch's index
+// type), panicking with ErrArgument when a value does not fit in int32.
+func FromInt64s(data []int64, shape ...int) *Tensor {
+	d := make([]int32, len(data))
+	for i, v := range data {
+		if v != int64(int32(v)) {
+			failf("FromInt64s", ErrArgument, nil, "value %d at %d does not fit in int32, Tessera's index type", v, i)
+		}
+		d[i] = int32(v)
+	}
+	return New(d, shape...)
+}
+
+// FromInts is FromInt64s for []int.
+func FromInts(data []int, shape ...int) *Tensor {
+	d := make([]int64, len(data))
+	for i, v := range data {
+		d[i] = int64(v)
+	}
+	return FromInt64s(d, shape...)
+}
+
+// Scalar returns a 0-d tensor holding v, of dtype dt on dev.
+func Scalar(v float64, dt DType, dev Device) *Tensor {
+	return Full(nil, v, Of(dt), On(dev))
+}
+
+// hostData returns t's elements in row-major order, as a host slice of
+// t's dtype. It waits for the device.
+func (t *Tensor) hostData(op string) any {
+	t.storage(op)
+	return backendOf(t.Device()).read(t)
+}
+
+// Float32s returns a copy of t's elements in row-major order, converted
+// to float32 when t has another dtype.
+func (t *Tensor) Float32s() []float32 { return convertHost[float32](t.hostData("Float32s")) }
+
+// Float64s returns a copy of t's elements as float64.
+func (t *Tensor) Float64s() []float64 { return convertHost[float64](t.hostData("Float64s")) }
+
+// Int32s returns a copy of t's elements as int32 (floats truncate).
+func (t *Tensor) Int32s() []int32 { return convertHost[int32](t.hostData("Int32s")) }
+
+// Bools returns a copy of t's elements as bool (x != 0).
+func (t *Tensor) Bools() []bool { return convertHost[bool](t.hostData("Bools")) }
+
+// Item returns the only element of a one-element tensor as float64.
+func (t *Tensor) Item() float64 {
+	if t.Numel() != 1 {
+		fail("Item", ErrShape, "Item needs a tensor with exactly one element", t)
+	}
+	return t.Float64s()[0]
+}
+
+func convertHost[D Element](src any) []D {
+	if d, ok := src.([]D); ok {
+		return d
+	}
+	var out []D
+	switch s := src.(type) {
+	case []float32:
+		out = make([]D, len(s))
+		for i, v := range s {
+			out[i] = fromF64[D](float64(v))
+		}
+	case []float64:
+		out = make([]D, len(s))
+		for i, v := range s {
+			out[i] = fromF64[D](v)
+		}
+	case []int32:
+		out = make([]D, len(s))
+		for i, v := range s {
+			out[i] = fromF64[D](float64(v))
+		}
+	case []bool:
+		out = make([]D, len(s))
+		for i, v := range s {
+			if v {
+				out[i] = fromF64[D](1)
+			}
+		}
+	}
+	return out
+}
+
+func fromF64[D Element](v float64) D {
+	var r any
+	switch any(*new(D)).(type) {
+	case float32:
+		r = float32(v)
+	case float64:
+		r = v
+	case int32:
+		r = int32(v)
+	case bool:
+		r = v != 0
+	}
+	return r.(D)
+}
+
+// To returns t on dev: t itself when it is already there, else a copy.
+// Float64 tensors cannot move to the GPU (WGSL has no f64): cast first.
+// The copy is a leaf cut from the graph unless t requires grad, in which
+// case gradients flow back to t.
+func (t *Tensor) To(dev Device) *Tensor {
+	src := t.ref.s
+	if src.device == dev {
+		return t
+	}
+	if dev.Kind == KindGPU && t.dtype == Float64 {
+		fail("To", ErrDType, "float64 tensors live on the CPU only (WGSL has no f64); cast to Float32 first", t)
+	}
+	if err := Available(dev); err != nil {
+		fail("To", ErrDevice, err.Error(), t)
+	}
+	host := t.hostData("To")
+	out := newTensor(t.dtype, t.shape, dev)
+	backendOf(dev).write(out, host)
+	return record(out, OpCopy, Attrs{}, t)
+}
+
+// formatTensor prints up to 6 leading elements per row, PyTorch style.
+func formatTensor(t *Tensor) string {
+	vals := t.Float64s()
+	var b []byte
+	b = fmt.Appendf(b, "tensor(")
+	b = formatLevel(b, vals, t.shape, 0)
+	b = fmt.Appendf(b, ", shape=%v, dtype=%v, device=%v", t.shape, t.dtype, t.Device())
+	if t.requiresGrad {
+		b = append(b, ", requires_grad"...)
+	}
+	return string(append(b, ')'))
+}
+
+func formatLevel(b []byte, vals []float64, shape []int, depth int) []byte {
+	if len(shape) == 0 {
+		return fmt.Appendf(b, "%.4g", vals[0])
+	}
+	b = append(b, '[')
+	inner := numel(shape[1:])
+	for i := 0; i < shape[0]; i++ {
+		if i == 3 && shape[0] > 6 {
+			b = append(b, "..., "...)
+			i = shape[0] - 3
+		}
+		if i > 0 && !slices.Equal(b[len(b)-2:], []byte(", ")) {
+			b = append(b, ", "...)
+		}
+		b = formatLevel(b, vals[i*inner:(i+1)*inner], shape[1:], depth+1)
+	}
+	return append(b, ']')
+}

@@ -1,0 +1,91 @@
+package tensor
+
+// A DType is the element type of a tensor.
+type DType uint8
+
+// The element types. Float64 lives on the CPU only (WGSL has no f64).
+// Int32 is Tessera's integer and index type: where PyTorch returns int64
+// (ArgMax, integer Sum, Arange of integers), Tessera returns Int32.
+const (
+	Float32 DType = iota
+	Float64
+	Int32
+	Bool
+	numDTypes
+)
+
+var dtypeNames = [...]string{Float32: "float32", Float64: "float64", Int32: "int32", Bool: "bool"}
+
+func (d DType) String() string {
+	if int(d) < len(dtypeNames) {
+		return dtypeNames[d]
+	}
+	return "dtype(?)"
+}
+
+// Size returns the bytes one element takes on the device (bool is stored
+// as one byte on the CPU and four on the GPU; Size reports the CPU size).
+func (d DType) Size() int {
+	switch d {
+	case Float64:
+		return 8
+	case Bool:
+		return 1
+	}
+	return 4
+}
+
+// IsFloat reports whether d is a floating-point type.
+func (d DType) IsFloat() bool { return d == Float32 || d == Float64 }
+
+// category orders dtypes as PyTorch's promotion does: bool < integer < float.
+func (d DType) category() int {
+	switch d {
+	case Bool:
+		return 0
+	case Int32:
+		return 1
+	}
+	return 2
+}
+
+// PromoteTypes returns the type two tensor operands are computed in,
+// following torch.promote_types: bool < int32 < float32 < float64.
+func PromoteTypes(a, b DType) DType {
+	if a == b {
+		return a
+	}
+	if a.category() != b.category() {
+		if a.category() > b.category() {
+			return a
+		}
+		return b
+	}
+	if a == Float64 || b == Float64 {
+		return Float64
+	}
+	return a
+}
+
+// promoteScalar returns the type of an op between a tensor of type d and
+// a Go scalar: a float scalar lifts bool and integer tensors to the
+// default float type (Float32), as PyTorch's wrapped numbers do; otherwise
+// the tensor's type wins.
+func promoteScalar(d DType, scalarIsFloat bool) DType {
+	if scalarIsFloat && !d.IsFloat() {
+		return Float32
+	}
+	if d == Bool && !scalarIsFloat {
+		return Int32
+	}
+	return d
+}
+
+// floatType returns d if it is a float type, else Float32: the type that
+// float-valued ops (Exp, Mean, Div) compute integer inputs in.
+func floatType(d DType) DType {
+	if d.IsFloat() {
+		return d
+	}
+	return Float32
+}

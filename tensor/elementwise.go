@@ -1,0 +1,320 @@
+package tensor
+
+import (
+	"math"
+	"slices"
+)
+
+// intOK lists the unary ops that keep integer inputs integer; the others
+// compute integer and bool inputs in Float32, as PyTorch does.
+var intOK = map[Op]bool{OpNeg: true, OpAbs: true, OpSign: true, OpSquare: true, OpReLU: true, OpClamp: true, OpAddScalar: true, OpMulScalar: true}
+
+// unary runs a one-input elementwise op on every device.
+func (x *Tensor) unary(op Op, p ...float64) *Tensor {
+	x.storage(op.String())
+	dt := x.dtype
+	switch {
+	case dt == Bool:
+		dt = Float32
+		if intOK[op] {
+			dt = Int32
+		}
+	case dt == Int32 && !intOK[op]:
+		dt = Float32
+	case dt == Int32 && slices.ContainsFunc(p, func(v float64) bool { return v != math.Trunc(v) }):
+		dt = Float32 // an integer tensor times 0.5 is a float tensor
+	}
+	x = x.Cast(dt)
+	var params [2]float64
+	copy(params[:], p)
+	out := newTensor(dt, x.shape, x.Device())
+	backendOf(x.Device()).unary(op, params, out, x)
+	return record(out, op, Attrs{Scalars: slices.Clone(p)}, x)
+}
+
+// Neg returns -x.
+func (x *Tensor) Neg() *Tensor { return x.unary(OpNeg) }
+
+// Abs returns |x|.
+func (x *Tensor) Abs() *Tensor { return x.unary(OpAbs) }
+
+// Sign returns -1, 0 or 1 by the sign of each element.
+func (x *Tensor) Sign() *Tensor { return x.unary(OpSign) }
+
+// Exp returns eˣ.
+func (x *Tensor) Exp() *Tensor { return x.unary(OpExp) }
+
+// Log returns the natural logarithm.
+func (x *Tensor) Log() *Tensor { return x.unary(OpLog) }
+
+// Log1p returns log(1+x), accurate for small x.
+func (x *Tensor) Log1p() *Tensor { return x.unary(OpLog1p) }
+
+// Sqrt returns √x.
+func (x *Tensor) Sqrt() *Tensor { return x.unary(OpSqrt) }
+
+// Rsqrt returns 1/√x.
+func (x *Tensor) Rsqrt() *Tensor { return x.unary(OpRsqrt) }
+
+// Square returns x².
+func (x *Tensor) Square() *Tensor { return x.unary(OpSquare) }
+
+// Sin returns sin x.
+func (x *Tensor) Sin() *Tensor { return x.unary(OpSin) }
+
+// Cos returns cos x.
+func (x *Tensor) Cos() *Tensor { return x.unary(OpCos) }
+
+// Tanh returns tanh x.
+func (x *Tensor) Tanh() *Tensor { return x.unary(OpTanh) }
+
+// Sigmoid returns 1/(1+e⁻ˣ).
+func (x *Tensor) Sigmoid() *Tensor { return x.unary(OpSigmoid) }
+
+// ReLU returns max(x, 0); NaN stays NaN.
+func (x *Tensor) ReLU() *Tensor { return x.unary(OpReLU) }
+
+// GELU returns x·Φ(x) with Φ the standard normal CDF (PyTorch's default,
+// exact form).
+func (x *Tensor) GELU() *Tensor { return x.unary(OpGELU) }
+
+// SiLU returns x·sigmoid(x).
+func (x *Tensor) SiLU() *Tensor { return x.unary(OpSiLU) }
+
+// Softplus returns log(1+e^(βx))/β, or x where βx > threshold, as
+// torch.nn.functional.softplus (defaults β=1, threshold=20).
+func (x *Tensor) Softplus(beta, threshold float64) *Tensor {
+	return x.unary(OpSoftplus, beta, threshold)
+}
+
+// Erf returns the error function.
+func (x *Tensor) Erf() *Tensor { return x.unary(OpErf) }
+
+// PowScalar returns x raised to the power p.
+func (x *Tensor) PowScalar(p float64) *Tensor { return x.unary(OpPowScalar, p) }
+
+// Clamp limits x to [lo, hi]; use math.Inf for a missing bound. NaN
+// stays NaN.
+func (x *Tensor) Clamp(lo, hi float64) *Tensor {
+	if lo > hi {
+		failf("Clamp", ErrArgument, []*Tensor{x}, "min %g is greater than max %g", lo, hi)
+	}
+	return x.unary(OpClamp, lo, hi)
+}
+
+// ClampMin limits x from below.
+func (x *Tensor) ClampMin(lo float64) *Tensor { return x.Clamp(lo, math.Inf(1)) }
+
+// ClampMax limits x from above.
+func (x *Tensor) ClampMax(hi float64) *Tensor { return x.Clamp(math.Inf(-1), hi) }
+
+// AddScalar returns x + s. An integer tensor stays integer when s is a
+// whole number (Go cannot tell 2 from 2.0; PyTorch would promote for 2.0).
+func (x *Tensor) AddScalar(s float64) *Tensor { return x.unary(OpAddScalar, s) }
+
+// SubScalar returns x - s.
+func (x *Tensor) SubScalar(s float64) *Tensor { return x.unary(OpAddScalar, -s) }
+
+// MulScalar returns x · s.
+func (x *Tensor) MulScalar(s float64) *Tensor { return x.unary(OpMulScalar, s) }
+
+// DivScalar returns x / s, computed as x · (1/s) like PyTorch's CPU
+// kernels; integer tensors give Float32.
+func (x *Tensor) DivScalar(s float64) *Tensor {
+	if !x.dtype.IsFloat() {
+		x = x.Cast(Float32)
+	}
+	return x.unary(OpMulScalar, 1/s)
+}
+
+// RSub returns s - x.
+func (x *Tensor) RSub(s float64) *Tensor { return x.Neg().AddScalar(s) }
+
+// binary runs a two-input elementwise op with broadcasting and type
+// promotion, on every device.
+func (x *Tensor) binary(op Op, y *Tensor) *Tensor {
+	name := op.String()
+	x.storage(name)
+	y.storage(name)
+	if x.Device() != y.Device() {
+		fail(name, ErrDevice, "operands are on different devices", x, y)
+	}
+	dt := PromoteTypes(x.dtype, y.dtype)
+	outDT := dt
+	switch {
+	case op == OpLogicalAnd || op == OpLogicalOr:
+		dt, outDT = Bool, Bool
+	case op >= OpEq && op <= OpGe:
+		outDT = Bool
+		if dt == Bool {
+			dt = Int32
+		}
+	case op == OpDiv && !dt.IsFloat():
+		dt, outDT = Float32, Float32 // true division
+	case dt == Bool:
+		dt, outDT = Int32, Int32
+	}
+	x, y = x.Cast(dt), y.Cast(dt)
+	shape := broadcastShapes(name, []*Tensor{x, y})
+	out := newTensor(outDT, shape, x.Device())
+	backendOf(x.Device()).binary(op, out, x.broadcastView(shape), y.broadcastView(shape))
+	return record(out, op, Attrs{}, x, y)
+}
+
+// Add returns x + y with broadcasting.
+func (x *Tensor) Add(y *Tensor) *Tensor { return x.binary(OpAdd, y) }
+
+// AddScaled returns x + alpha·y, as torch.add(x, y, alpha=alpha).
+func (x *Tensor) AddScaled(y *Tensor, alpha float64) *Tensor {
+	if alpha == 1 {
+		return x.Add(y)
+	}
+	return x.Add(y.MulScalar(alpha))
+}
+
+// Sub returns x - y with broadcasting.
+func (x *Tensor) Sub(y *Tensor) *Tensor { return x.binary(OpSub, y) }
+
+// Mul returns x · y with broadcasting.
+func (x *Tensor) Mul(y *Tensor) *Tensor { return x.binary(OpMul, y) }
+
+// Div returns x / y with broadcasting (true division: integers give Float32).
+func (x *Tensor) Div(y *Tensor) *Tensor { return x.binary(OpDiv, y) }
+
+// Pow returns x raised to y, elementwise with broadcasting.
+func (x *Tensor) Pow(y *Tensor) *Tensor { return x.binary(OpPow, y) }
+
+// Maximum returns the elementwise maximum; NaN if either is NaN.
+func (x *Tensor) Maximum(y *Tensor) *Tensor { return x.binary(OpMaximum, y) }
+
+// Minimum returns the elementwise minimum; NaN if either is NaN.
+func (x *Tensor) Minimum(y *Tensor) *Tensor { return x.binary(OpMinimum, y) }
+
+// Eq returns x == y as a Bool tensor.
+func (x *Tensor) Eq(y *Tensor) *Tensor { return x.binary(OpEq, y) }
+
+// Ne returns x != y as a Bool tensor.
+func (x *Tensor) Ne(y *Tensor) *Tensor { return x.binary(OpNe, y) }
+
+// Lt returns x < y as a Bool tensor.
+func (x *Tensor) Lt(y *Tensor) *Tensor { return x.binary(OpLt, y) }
+
+// Le returns x <= y as a Bool tensor.
+func (x *Tensor) Le(y *Tensor) *Tensor { return x.binary(OpLe, y) }
+
+// Gt returns x > y as a Bool tensor.
+func (x *Tensor) Gt(y *Tensor) *Tensor { return x.binary(OpGt, y) }
+
+// Ge returns x >= y as a Bool tensor.
+func (x *Tensor) Ge(y *Tensor) *Tensor { return x.binary(OpGe, y) }
+
+// LogicalAnd returns x AND y (inputs read as bool: non-zero is true).
+func (x *Tensor) LogicalAnd(y *Tensor) *Tensor { return x.binary(OpLogicalAnd, y) }
+
+// LogicalOr returns x OR y.
+func (x *Tensor) LogicalOr(y *Tensor) *Tensor { return x.binary(OpLogicalOr, y) }
+
+// LogicalNot returns NOT x (x == 0).
+func (x *Tensor) LogicalNot() *Tensor { return x.EqScalar(0) }
+
+// scalarLike returns the 0-d tensor v with x's dtype (or Float32 for a
+// non-integral v and an integer x) on x's device.
+func (x *Tensor) scalarLike(v float64) *Tensor {
+	return Scalar(v, promoteScalar(x.dtype, v != math.Trunc(v)), x.Device())
+}
+
+// EqScalar returns x == v as a Bool tensor; the other comparisons with a
+// scalar follow.
+func (x *Tensor) EqScalar(v float64) *Tensor { return x.Eq(x.scalarLike(v)) }
+
+// NeScalar returns x != v.
+func (x *Tensor) NeScalar(v float64) *Tensor { return x.Ne(x.scalarLike(v)) }
+
+// LtScalar returns x < v.
+func (x *Tensor) LtScalar(v float64) *Tensor { return x.Lt(x.scalarLike(v)) }
+
+// LeScalar returns x <= v.
+func (x *Tensor) LeScalar(v float64) *Tensor { return x.Le(x.scalarLike(v)) }
+
+// GtScalar returns x > v.
+func (x *Tensor) GtScalar(v float64) *Tensor { return x.Gt(x.scalarLike(v)) }
+
+// GeScalar returns x >= v.
+func (x *Tensor) GeScalar(v float64) *Tensor { return x.Ge(x.scalarLike(v)) }
+
+// Where returns x where cond is true and y elsewhere, broadcasting all
+// three (torch.where). cond must be Bool.
+func Where(cond, x, y *Tensor) *Tensor {
+	for _, t := range []*Tensor{cond, x, y} {
+		t.storage("Where")
+	}
+	if cond.dtype != Bool {
+		fail("Where", ErrDType, "the condition must be a Bool tensor", cond, x, y)
+	}
+	if cond.Device() != x.Device() || x.Device() != y.Device() {
+		fail("Where", ErrDevice, "operands are on different devices", cond, x, y)
+	}
+	dt := PromoteTypes(x.dtype, y.dtype)
+	x, y = x.Cast(dt), y.Cast(dt)
+	shape := broadcastShapes("Where", []*Tensor{cond, x, y})
+	out := newTensor(dt, shape, x.Device())
+	backendOf(x.Device()).where(out, cond.broadcastView(shape), x.broadcastView(shape), y.broadcastView(shape))
+	return record(out, OpWhere, Attrs{}, cond, x, y)
+}
+
+// MaskedFill returns x with value wherever mask (Bool, broadcastable to
+// x) is true.
+func (x *Tensor) MaskedFill(mask *Tensor, value float64) *Tensor {
+	out := Where(mask, Scalar(value, x.dtype, x.Device()), x)
+	if !slices.Equal(out.shape, x.shape) {
+		fail("MaskedFill", ErrShape, "the mask must broadcast to the tensor's shape", x, mask)
+	}
+	return out
+}
+
+// Addcmul returns a + value·b·c with broadcasting (torch.addcmul).
+func Addcmul(a, b, c *Tensor, value float64) *Tensor { return ternary(OpAddcmul, a, b, c, value) }
+
+// Addcdiv returns a + value·b/c with broadcasting (torch.addcdiv).
+func Addcdiv(a, b, c *Tensor, value float64) *Tensor { return ternary(OpAddcdiv, a, b, c, value) }
+
+func ternary(op Op, a, b, c *Tensor, value float64) *Tensor {
+	name := op.String()
+	for _, t := range []*Tensor{a, b, c} {
+		t.storage(name)
+	}
+	if a.Device() != b.Device() || b.Device() != c.Device() {
+		fail(name, ErrDevice, "operands are on different devices", a, b, c)
+	}
+	dt := floatType(PromoteTypes(PromoteTypes(a.dtype, b.dtype), c.dtype))
+	a, b, c = a.Cast(dt), b.Cast(dt), c.Cast(dt)
+	shape := broadcastShapes(name, []*Tensor{a, b, c})
+	out := newTensor(dt, shape, a.Device())
+	backendOf(a.Device()).ternary(op, value, out, a.broadcastView(shape), b.broadcastView(shape), c.broadcastView(shape))
+	return record(out, op, Attrs{Scalars: []float64{value}}, a, b, c)
+}
+
+// Cast returns x converted to dt (x itself when it already has dt).
+// Floats to Int32 truncate toward zero; anything to Bool is x != 0.
+// Gradients flow through casts between float types.
+func (x *Tensor) Cast(dt DType) *Tensor {
+	if x.dtype == dt {
+		return x
+	}
+	x.storage("Cast")
+	if dt == Float64 && x.Device().Kind == KindGPU {
+		fail("Cast", ErrDType, "float64 tensors live on the CPU only (WGSL has no f64)", x)
+	}
+	out := newTensor(dt, x.shape, x.Device())
+	backendOf(x.Device()).cast(out, x)
+	if !dt.IsFloat() || !x.dtype.IsFloat() {
+		return out
+	}
+	return record(out, OpCast, Attrs{DType: dt}, x)
+}
+
+// Float returns x as Float32.
+func (x *Tensor) Float() *Tensor { return x.Cast(Float32) }
+
+// Double returns x as Float64 (CPU only).
+func (x *Tensor) Double() *Tensor { return x.Cast(Float64) }

@@ -1,0 +1,96 @@
+package tensor
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Kinds of misuse. An *Error wraps one of them, so errors.Is(err,
+// tensor.ErrShape) tells what went wrong.
+var (
+	ErrShape    = errors.New("shape mismatch")
+	ErrDType    = errors.New("dtype mismatch")
+	ErrDevice   = errors.New("device mismatch")
+	ErrIndex    = errors.New("index out of range")
+	ErrArgument = errors.New("invalid argument")
+	ErrReleased = errors.New("use of a released tensor")
+	ErrAutograd = errors.New("autograd error")
+	ErrInPlace  = errors.New("invalid in-place operation")
+)
+
+// An Error reports misuse of a tensor op: the op, what went wrong, and
+// the shapes, dtypes and devices of its operands. Ops panic with an
+// *Error; Catch turns the panic into an error value.
+type Error struct {
+	Op      string   // the op, as a method name: "MatMul", "Add"
+	Err     error    // one of ErrShape, ErrDType, ...
+	Detail  string   // a sentence on what is wrong
+	Shapes  [][]int  // operand shapes, in argument order
+	DTypes  []DType  // operand dtypes
+	Devices []Device // operand devices
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tensor.%s: %v", e.Op, e.Err)
+	if e.Detail != "" {
+		b.WriteString(": " + e.Detail)
+	}
+	if len(e.Shapes) > 0 {
+		b.WriteString(" (operands")
+		for i, s := range e.Shapes {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, " %v", s)
+			if i < len(e.DTypes) {
+				fmt.Fprintf(&b, " %v", e.DTypes[i])
+			}
+			if i < len(e.Devices) {
+				fmt.Fprintf(&b, " on %v", e.Devices[i])
+			}
+		}
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Catch runs f and returns the *Error it panicked with, or nil. Panics
+// that are not an *Error (bugs) propagate.
+//
+//	err := tensor.Catch(func() { y = a.MatMul(b) })
+func Catch(f func()) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(*Error); ok {
+				err = e
+				return
+			}
+			panic(r)
+		}
+	}()
+	f()
+	return nil
+}
+
+// fail panics with an *Error describing the operands ts.
+func fail(op string, kind error, detail string, ts ...*Tensor) {
+	e := &Error{Op: op, Err: kind, Detail: detail}
+	for _, t := range ts {
+		if t == nil {
+			continue
+		}
+		e.Shapes = append(e.Shapes, t.shape)
+		e.DTypes = append(e.DTypes, t.dtype)
+		e.Devices = append(e.Devices, t.Device())
+	}
+	panic(e)
+}
+
+// failf is fail with a formatted detail.
+func failf(op string, kind error, ts []*Tensor, format string, args ...any) {
+	fail(op, kind, fmt.Sprintf(format, args...), ts...)
+}

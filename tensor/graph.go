@@ -1,0 +1,238 @@
+package tensor
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync/atomic"
+)
+
+// Attrs holds an op's arguments other than its input tensors. Each Op
+// uses the fields its comment in op.go names.
+type Attrs struct {
+	Dims    []int     // reduced dims, or a permutation
+	Dim     int       // the dim of a one-dim op
+	KeepDim bool      //
+	Shape   []int     // a shape the op needs to remember (the input's, usually)
+	Start   int       // Slice
+	End     int       //
+	Step    int       //
+	Scalars []float64 // scalar parameters (exponent, clamp bounds, ...)
+	DType   DType     // Cast target
+	Index   *Tensor   // indices of IndexSelect, Gather, ScatterAdd, MaxDim
+	Sizes   []int     // Cat: the size of each piece along Dim
+}
+
+// A Node records how a tensor was computed: the op, its inputs and its
+// arguments. It is plain data; package autograd reads it to run the
+// chain rule backward. The inputs a derivative rule reads are saved: the
+// Node keeps their memory alive until it is freed, and checks on access
+// that no in-place op changed them since.
+type Node struct {
+	Op     Op
+	Inputs []*Tensor
+	Attrs  Attrs
+
+	out      *Tensor
+	versions []uint64 // versions of Inputs (and, last, of out) when recorded
+	saved    *savedRefs
+	freed    atomic.Bool
+}
+
+// savedRefs holds the storage references a Node keeps for backward.
+type savedRefs struct {
+	ss      []*storage
+	dropped atomic.Bool
+}
+
+func (r *savedRefs) drop() {
+	if r.dropped.CompareAndSwap(false, true) {
+		for _, s := range r.ss {
+			s.release()
+		}
+	}
+}
+
+// Input returns input i for a derivative rule, after checking that no
+// in-place op modified it since the forward pass (PyTorch's "modified by
+// an inplace operation" error). It panics with ErrAutograd if the node
+// was freed by an earlier backward.
+func (n *Node) Input(i int) *Tensor {
+	n.checkLive()
+	x := n.Inputs[i]
+	if slices.Contains(opTable[n.Op].saves, i) && x.Version() != n.versions[i] {
+		n.versionError(x, fmt.Sprintf("input %d", i), n.versions[i])
+	}
+	return x
+}
+
+// Output returns the tensor the node computed, checked like Input.
+func (n *Node) Output() *Tensor {
+	n.checkLive()
+	if opTable[n.Op].savesOut && n.out.Version() != n.versions[len(n.versions)-1] {
+		n.versionError(n.out, "its output", n.versions[len(n.versions)-1])
+	}
+	return n.out
+}
+
+func (n *Node) checkLive() {
+	if n.freed.Load() {
+		panic(&Error{Op: n.Op.String(), Err: ErrAutograd, Detail: "trying to backward through the graph a second time " +
+			"(or to read saved tensors after they were freed); saved tensors are freed after backward: " +
+			"pass RetainGraph to the first backward if you need to backward twice"})
+	}
+}
+
+func (n *Node) versionError(x *Tensor, which string, was uint64) {
+	panic(&Error{Op: n.Op.String(), Err: ErrAutograd, Detail: fmt.Sprintf(
+		"one of the variables needed for gradient computation has been modified by an inplace operation: "+
+			"%s of %s, a tensor of shape %v %v, is at version %d; expected version %d instead",
+		which, n.Op, x.shape, x.dtype, x.Version(), was),
+		Shapes: [][]int{x.shape}, DTypes: []DType{x.dtype}, Devices: []Device{x.Device()}})
+}
+
+// Free releases what the node saved for backward and forgets its inputs.
+// Later access through Input panics with ErrAutograd.
+func (n *Node) Free() {
+	if n.freed.CompareAndSwap(false, true) {
+		n.saved.drop()
+	}
+}
+
+// Freed reports whether Free ran.
+func (n *Node) Freed() bool { return n.freed.Load() }
+
+// gradMode counts active NoGrad scopes; grad mode is on when it is 0.
+var noGradDepth atomic.Int32
+
+// GradEnabled reports whether ops record how tensors were computed.
+func GradEnabled() bool { return noGradDepth.Load() == 0 }
+
+// NoGrad runs f with graph recording off, as torch.no_grad. Optimizer
+// updates and evaluation loops run under NoGrad. Grad mode is global to
+// the process, not per goroutine.
+func NoGrad(f func()) {
+	noGradDepth.Add(1)
+	defer noGradDepth.Add(-1)
+	f()
+}
+
+// EnableGrad runs f with graph recording on even inside NoGrad, as
+// torch.enable_grad; autograd uses it to build the graph of gradients
+// when asked to create one.
+func EnableGrad(f func()) {
+	d := noGradDepth.Swap(0)
+	defer noGradDepth.Add(d)
+	f()
+}
+
+// record makes out the result of op on inputs when grad mode is on and
+// an input requires grad, and returns out.
+func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
+	if !GradEnabled() || !opTable[op].differentiable() {
+		return out
+	}
+	needs := false
+	for _, x := range inputs {
+		if x != nil && x.requiresGrad {
+			needs = true
+			break
+		}
+	}
+	if !needs {
+		return out
+	}
+	n := &Node{Op: op, Inputs: inputs, Attrs: attrs, out: out, saved: &savedRefs{}}
+	n.versions = make([]uint64, len(inputs)+1)
+	for i, x := range inputs {
+		n.versions[i] = x.Version()
+	}
+	n.versions[len(inputs)] = out.Version()
+	for _, i := range opTable[op].saves {
+		s := inputs[i].ref.s
+		s.retain()
+		n.saved.ss = append(n.saved.ss, s)
+	}
+	if opTable[op].savesOut {
+		out.ref.s.retain()
+		n.saved.ss = append(n.saved.ss, out.ref.s)
+	}
+	if attrs.Index != nil {
+		attrs.Index.ref.s.retain()
+		n.saved.ss = append(n.saved.ss, attrs.Index.ref.s)
+	}
+	// The safety net: a graph dropped without backward releases its saves.
+	runtime.AddCleanup(n, func(r *savedRefs) { r.drop() }, n.saved)
+	out.node = n
+	out.requiresGrad = true
+	return out
+}
+
+func (info opInfo) differentiable() bool { return !info.nondiff }
+
+// Source returns the node that computed t, or nil for a leaf.
+func (t *Tensor) Source() *Node { return t.node }
+
+// RequiresGrad reports whether gradients flow to t.
+func (t *Tensor) RequiresGrad() bool { return t.requiresGrad }
+
+// SetRequiresGrad marks a leaf as needing a gradient (a parameter) and
+// returns it. Such leaves are never released by a Scope. It panics for a
+// non-float tensor and for a tensor computed by an op (use Detach first).
+func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
+	if t.node != nil {
+		fail("SetRequiresGrad", ErrAutograd, "only leaves can be marked; call Detach first for a computed tensor", t)
+	}
+	if on && !t.dtype.IsFloat() {
+		fail("SetRequiresGrad", ErrDType, "only floating-point tensors can require gradients", t)
+	}
+	t.requiresGrad = on
+	if on {
+		t.Keep()
+	}
+	return t
+}
+
+// IsLeaf reports whether t was not computed by a recorded op.
+func (t *Tensor) IsLeaf() bool { return t.node == nil }
+
+// Grad returns the gradient accumulated into t by backward passes, or
+// nil.
+func (t *Tensor) Grad() *Tensor { return t.grad }
+
+// SetGrad replaces t's gradient (nil clears it). Package autograd and
+// optimizers use it; the gradient is kept out of every Scope.
+func (t *Tensor) SetGrad(g *Tensor) {
+	if g != nil {
+		if !slices.Equal(g.shape, t.shape) || g.Device() != t.Device() {
+			fail("SetGrad", ErrShape, "the gradient must have the tensor's shape and device", t, g)
+		}
+		g.Keep()
+	}
+	if t.grad != nil && t.grad != g {
+		t.grad.Release()
+	}
+	t.grad = g
+}
+
+// RetainGrad asks backward to store t's gradient in Grad even though t
+// is not a leaf.
+func (t *Tensor) RetainGrad() { t.retainsGrad = true }
+
+// RetainsGrad reports whether backward stores t's gradient.
+func (t *Tensor) RetainsGrad() bool { return t.retainsGrad || (t.node == nil && t.requiresGrad) }
+
+// RegisterHook adds a function backward calls with t's gradient before
+// using it; a non-nil result replaces the gradient (torch's
+// Tensor.register_hook).
+func (t *Tensor) RegisterHook(h func(grad *Tensor) *Tensor) { t.hooks = append(t.hooks, h) }
+
+// Hooks returns t's gradient hooks in registration order.
+func (t *Tensor) Hooks() []func(*Tensor) *Tensor { return t.hooks }
+
+// Detach returns a view of t's storage that is cut from the graph: a
+// leaf that does not require grad.
+func (t *Tensor) Detach() *Tensor {
+	t.storage("Detach")
+	return viewOf(t, slices.Clone(t.shape), slices.Clone(t.strides), t.offset)
+}

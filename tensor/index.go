@@ -1,0 +1,216 @@
+package tensor
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/tessera-ml/tessera/cpu"
+)
+
+// rawView is a view for backends only: it shares t's reference and is
+// never recorded, tracked or returned to users.
+func rawView(t *Tensor, shape, strides []int, offset int) *Tensor {
+	return &Tensor{ref: t.ref, dtype: t.dtype, shape: shape, strides: strides, offset: offset}
+}
+
+// rawSlice is rawView of t[start:end:step] along dim.
+func rawSlice(t *Tensor, dim, start, end, step int) *Tensor {
+	shape, strides := slices.Clone(t.shape), slices.Clone(t.strides)
+	shape[dim] = max((end-start+step-1)/step, 0)
+	strides[dim] *= step
+	return rawView(t, shape, strides, t.offset+start*t.strides[dim])
+}
+
+// Cat concatenates tensors along dim; all must have the same shape
+// except along dim, and live on one device. dtypes are promoted.
+func Cat(ts []*Tensor, dim int) *Tensor {
+	if len(ts) == 0 {
+		failf("Cat", ErrArgument, nil, "expected a non-empty list of tensors")
+	}
+	dt := ts[0].dtype
+	for _, t := range ts {
+		t.storage("Cat")
+		dt = PromoteTypes(dt, t.dtype)
+		if t.Device() != ts[0].Device() {
+			fail("Cat", ErrDevice, "tensors are on different devices", ts...)
+		}
+	}
+	first := ts[0]
+	if first.Dim() == 0 {
+		fail("Cat", ErrShape, "zero-dimensional tensors cannot be concatenated", ts...)
+	}
+	d := first.normDim("Cat", dim)
+	shape := slices.Clone(first.shape)
+	shape[d] = 0
+	sizes := make([]int, len(ts))
+	cast := make([]*Tensor, len(ts))
+	for i, t := range ts {
+		if t.Dim() != first.Dim() {
+			fail("Cat", ErrShape, "tensors must have the same number of dimensions", ts...)
+		}
+		for j := range t.shape {
+			if j != d && t.shape[j] != first.shape[j] {
+				fail("Cat", ErrShape, fmt.Sprintf("sizes must match except in dimension %d", d), ts...)
+			}
+		}
+		sizes[i] = t.shape[d]
+		shape[d] += t.shape[d]
+		cast[i] = t.Cast(dt)
+	}
+	out := newTensor(dt, shape, first.Device())
+	be := backendOf(first.Device())
+	at := 0
+	for i, t := range cast {
+		be.copy(rawSlice(out, d, at, at+sizes[i], 1), t)
+		at += sizes[i]
+	}
+	return record(out, OpCat, Attrs{Dim: d, Sizes: sizes}, cast...)
+}
+
+// Stack joins tensors of one shape along a new dimension dim.
+func Stack(ts []*Tensor, dim int) *Tensor {
+	if len(ts) == 0 {
+		failf("Stack", ErrArgument, nil, "expected a non-empty list of tensors")
+	}
+	for _, t := range ts {
+		if !slices.Equal(t.shape, ts[0].shape) {
+			fail("Stack", ErrShape, "stack expects each tensor to be equal size", ts...)
+		}
+	}
+	d := normDimN("Stack", dim, ts[0].Dim()+1, ts...)
+	us := make([]*Tensor, len(ts))
+	for i, t := range ts {
+		us[i] = t.Unsqueeze(d)
+	}
+	return Cat(us, d)
+}
+
+// checkIndex validates an index tensor for op.
+func checkIndex(op string, x, index *Tensor) {
+	index.storage(op)
+	if index.dtype != Int32 {
+		fail(op, ErrDType, "indices must be an Int32 tensor", x, index)
+	}
+	if index.Device() != x.Device() {
+		fail(op, ErrDevice, "the index is on another device", x, index)
+	}
+}
+
+// indexError turns a kernel's index error into the op's *Error panic.
+func indexError(op string, err error, ts ...*Tensor) {
+	if err == nil {
+		return
+	}
+	var ie *cpu.IndexError
+	if errors.As(err, &ie) {
+		fail(op, ErrIndex, ie.Error(), ts...)
+	}
+	fail(op, ErrArgument, err.Error(), ts...)
+}
+
+// IndexSelect returns the entries of x at index (1-D Int32) along dim,
+// as torch.index_select.
+func (x *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
+	checkIndex("IndexSelect", x, index)
+	if index.Dim() > 1 {
+		fail("IndexSelect", ErrShape, "the index must be 0-d or 1-D", x, index)
+	}
+	index = index.Reshape(-1).Contiguous()
+	d := x.normDim("IndexSelect", dim)
+	src := x
+	if x.Dim() == 0 {
+		src = x.Reshape(1)
+	}
+	shape := slices.Clone(src.shape)
+	shape[d] = index.Numel()
+	out := newTensor(x.dtype, shape, x.Device())
+	indexError("IndexSelect", backendOf(x.Device()).indexSelect(out, src, index, d), x, index)
+	return record(out, OpIndexSelect, Attrs{Dim: d, Index: index, Shape: slices.Clone(src.shape)}, src)
+}
+
+// IndexAdd returns x with src added at index (1-D Int32) along dim:
+// out[..., index[i], ...] += src[..., i, ...], as torch.index_add.
+func (x *Tensor) IndexAdd(dim int, index, src *Tensor) *Tensor {
+	checkIndex("IndexAdd", x, index)
+	index = index.Reshape(-1).Contiguous()
+	d := x.normDim("IndexAdd", dim)
+	want := slices.Clone(x.shape)
+	want[d] = index.Numel()
+	if !slices.Equal(src.shape, want) {
+		fail("IndexAdd", ErrShape, fmt.Sprintf("source must have shape %v", want), x, index, src)
+	}
+	src = src.Cast(x.dtype)
+	out := x.Detach().Clone()
+	indexError("IndexAdd", backendOf(x.Device()).indexAdd(out, index, src, d), x, index, src)
+	return record(out, OpIndexAdd, Attrs{Dim: d, Index: index}, x, src)
+}
+
+// Gather returns out[i][j][k] = x[i][index[i][j][k]][k] for dim 1 (and
+// likewise for other dims), as torch.gather. index has x's rank and is
+// no larger than x in the other dims.
+func (x *Tensor) Gather(dim int, index *Tensor) *Tensor {
+	checkIndex("Gather", x, index)
+	d := x.normDim("Gather", dim)
+	if index.Dim() != x.Dim() {
+		fail("Gather", ErrShape, "the index must have as many dims as the input", x, index)
+	}
+	for i := range index.shape {
+		if i != d && index.shape[i] > x.shape[i] {
+			fail("Gather", ErrShape, fmt.Sprintf("index size %d exceeds the input's %d at dim %d", index.shape[i], x.shape[i], i), x, index)
+		}
+	}
+	out := newTensor(x.dtype, index.shape, x.Device())
+	indexError("Gather", backendOf(x.Device()).gather(out, x, index, d), x, index)
+	return record(out, OpGather, Attrs{Dim: d, Index: index, Shape: slices.Clone(x.shape)}, x)
+}
+
+// ScatterAdd returns x with src added at index along dim:
+// out[i][index[i][j][k]][k] += src[i][j][k] for dim 1, as torch.scatter_add.
+// index and src have the same shape.
+func (x *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
+	checkIndex("ScatterAdd", x, index)
+	d := x.normDim("ScatterAdd", dim)
+	if !slices.Equal(index.shape, src.shape) || index.Dim() != x.Dim() {
+		fail("ScatterAdd", ErrShape, "index and source must have the same shape and the input's rank", x, index, src)
+	}
+	src = src.Cast(x.dtype)
+	out := x.Detach().Clone()
+	indexError("ScatterAdd", backendOf(x.Device()).scatterAdd(out, index, src, d), x, index, src)
+	return record(out, OpScatterAdd, Attrs{Dim: d, Index: index}, x, src)
+}
+
+// SliceScatter returns zeros of shape with src written into the slice
+// [start:end:step] along dim: the adjoint of Slice, used by its
+// gradient.
+func SliceScatter(src *Tensor, shape []int, dim, start, end, step int) *Tensor {
+	src.storage("SliceScatter")
+	out := Zeros(shape, Of(src.dtype), On(src.Device()))
+	view := rawSlice(out, dim, start, end, step)
+	if !slices.Equal(view.shape, src.shape) {
+		fail("SliceScatter", ErrShape, fmt.Sprintf("the slice has shape %v", view.shape), src)
+	}
+	backendOf(src.Device()).copy(view, src)
+	return record(out, OpSliceScatter, Attrs{Shape: slices.Clone(shape), Dim: dim, Start: start, End: end, Step: step}, src)
+}
+
+// OneHot returns the Int32 one-hot encoding of an Int32 tensor of class
+// indices, with a new last dimension of size numClasses (PyTorch returns
+// int64).
+func OneHot(index *Tensor, numClasses int) *Tensor {
+	if index.dtype != Int32 {
+		fail("OneHot", ErrDType, "class indices must be Int32", index)
+	}
+	if index.Numel() > 0 {
+		lo, hi := int(index.Min().Item()), int(index.Max().Item())
+		if numClasses < 0 {
+			numClasses = hi + 1
+		}
+		if lo < 0 || hi >= numClasses {
+			failf("OneHot", ErrIndex, []*Tensor{index}, "class values must be in [0, %d), got %d..%d", numClasses, lo, hi)
+		}
+	}
+	numClasses = max(numClasses, 0)
+	classes := Arange(0, float64(numClasses), 1, On(index.Device()))
+	return index.Unsqueeze(-1).Eq(classes).Cast(Int32)
+}

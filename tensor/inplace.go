@@ -1,0 +1,129 @@
+package tensor
+
+import (
+	"math"
+	"slices"
+)
+
+// In-place ops write into t's own storage and bump its version counter,
+// so autograd notices if a tensor it saved was changed. They are meant
+// for optimizer updates under NoGrad: with grad mode on they refuse
+// tensors that require grad, as PyTorch refuses leaves.
+
+// checkInPlace validates t as the target of an in-place op and returns
+// the operands, cast to t's dtype, broadcast to t's shape, and copied
+// first when they overlap t with another layout.
+func (t *Tensor) checkInPlace(op string, operands ...*Tensor) []*Tensor {
+	t.storage(op)
+	if GradEnabled() && t.requiresGrad {
+		fail(op, ErrInPlace, "a tensor that requires grad cannot be modified in place while grad mode is on; "+
+			"wrap the update in tensor.NoGrad or use the out-of-place op", t)
+	}
+	for i, s := range t.strides {
+		if s == 0 && t.shape[i] > 1 {
+			fail(op, ErrInPlace, "more than one element of the written-to tensor refers to a single memory location "+
+				"(an expanded view); call Clone first", t)
+		}
+	}
+	out := make([]*Tensor, len(operands))
+	for i, y := range operands {
+		y.storage(op)
+		if y.Device() != t.Device() {
+			fail(op, ErrDevice, "operands are on different devices", t, y)
+		}
+		if !slices.Equal(broadcastShapes(op, []*Tensor{t, y}), t.shape) {
+			fail(op, ErrShape, "the operand must broadcast to the target's shape", t, y)
+		}
+		y = y.Detach().Cast(t.dtype)
+		if y.SharesStorage(t) && (y.offset != t.offset || !slices.Equal(y.strides, t.strides) || !slices.Equal(y.shape, t.shape)) {
+			y = y.Clone()
+		}
+		out[i] = y.broadcastView(t.shape)
+	}
+	return out
+}
+
+func (t *Tensor) binaryInPlace(op Op, y *Tensor) *Tensor {
+	ys := t.checkInPlace(op.String()+"InPlace", y)
+	backendOf(t.Device()).binary(op, t, t, ys[0])
+	t.bumpVersion()
+	return t
+}
+
+func (t *Tensor) unaryInPlace(name string, op Op, p0, p1 float64) *Tensor {
+	t.checkInPlace(name)
+	if !t.dtype.IsFloat() && (p0 != math.Trunc(p0) || p1 != math.Trunc(p1)) && op != OpClamp {
+		fail(name, ErrDType, "an integer tensor cannot hold the result", t)
+	}
+	backendOf(t.Device()).unary(op, [2]float64{p0, p1}, t, t)
+	t.bumpVersion()
+	return t
+}
+
+// AddInPlace adds alpha·y to t in place (torch's t.add_(y, alpha=alpha))
+// and returns t.
+func (t *Tensor) AddInPlace(y *Tensor, alpha float64) *Tensor {
+	if alpha != 1 {
+		y = y.Detach().MulScalar(alpha)
+	}
+	return t.binaryInPlace(OpAdd, y)
+}
+
+// SubInPlace subtracts y from t in place.
+func (t *Tensor) SubInPlace(y *Tensor) *Tensor { return t.binaryInPlace(OpSub, y) }
+
+// MulInPlace multiplies t by y in place.
+func (t *Tensor) MulInPlace(y *Tensor) *Tensor { return t.binaryInPlace(OpMul, y) }
+
+// DivInPlace divides t by y in place.
+func (t *Tensor) DivInPlace(y *Tensor) *Tensor { return t.binaryInPlace(OpDiv, y) }
+
+// AddScalarInPlace adds s to t in place.
+func (t *Tensor) AddScalarInPlace(s float64) *Tensor {
+	return t.unaryInPlace("AddScalarInPlace", OpAddScalar, s, 0)
+}
+
+// MulScalarInPlace multiplies t by s in place.
+func (t *Tensor) MulScalarInPlace(s float64) *Tensor {
+	return t.unaryInPlace("MulScalarInPlace", OpMulScalar, s, 0)
+}
+
+// ClampInPlace limits t to [lo, hi] in place.
+func (t *Tensor) ClampInPlace(lo, hi float64) *Tensor {
+	return t.unaryInPlace("ClampInPlace", OpClamp, lo, hi)
+}
+
+// CopyFrom copies src (broadcast to t's shape, cast to t's dtype) into t.
+func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
+	ys := t.checkInPlace("CopyFrom", src)
+	backendOf(t.Device()).copy(t, ys[0])
+	t.bumpVersion()
+	return t
+}
+
+// Fill sets every element of t to v.
+func (t *Tensor) Fill(v float64) *Tensor {
+	t.checkInPlace("Fill")
+	backendOf(t.Device()).fill(t, v)
+	t.bumpVersion()
+	return t
+}
+
+// Zero sets t to zeros in place.
+func (t *Tensor) Zero() *Tensor { return t.Fill(0) }
+
+// AddcmulInPlace adds value·b·c to t (torch's addcmul_).
+func (t *Tensor) AddcmulInPlace(b, c *Tensor, value float64) *Tensor {
+	ys := t.checkInPlace("AddcmulInPlace", b, c)
+	backendOf(t.Device()).ternary(OpAddcmul, value, t, t, ys[0], ys[1])
+	t.bumpVersion()
+	return t
+}
+
+// AddcdivInPlace adds value·b/c to t (torch's addcdiv_).
+func (t *Tensor) AddcdivInPlace(b, c *Tensor, value float64) *Tensor {
+	ys := t.checkInPlace("AddcdivInPlace", b, c)
+	backendOf(t.Device()).ternary(OpAddcdiv, value, t, t, ys[0], ys[1])
+	t.bumpVersion()
+	return t
+}

@@ -1,0 +1,75 @@
+package tensor
+
+import "fmt"
+
+// MatMul returns the matrix product of a and b with torch.matmul's rules:
+// 1-D·1-D is a dot product (0-d); a 1-D operand is treated as a row
+// (left) or column (right) vector whose dim is removed from the result;
+// 2-D·2-D is the matrix product; with more dims, the leading (batch)
+// dims broadcast. a (…, M, K) · b (…, K, N) → (…, M, N). Integer inputs
+// are computed in Float32.
+func (a *Tensor) MatMul(b *Tensor) *Tensor {
+	a.storage("MatMul")
+	b.storage("MatMul")
+	if a.Device() != b.Device() {
+		fail("MatMul", ErrDevice, "operands are on different devices", a, b)
+	}
+	if a.Dim() == 0 || b.Dim() == 0 {
+		fail("MatMul", ErrShape, "both arguments need at least 1 dimension", a, b)
+	}
+	dt := floatType(PromoteTypes(a.dtype, b.dtype))
+	a, b = a.Cast(dt), b.Cast(dt)
+	aa, bb := a, b
+	if a.Dim() == 1 {
+		aa = a.Unsqueeze(0)
+	}
+	if b.Dim() == 1 {
+		bb = b.Unsqueeze(1)
+	}
+	m, k := aa.shape[aa.Dim()-2], aa.shape[aa.Dim()-1]
+	k2, n := bb.shape[bb.Dim()-2], bb.shape[bb.Dim()-1]
+	if k != k2 {
+		fail("MatMul", ErrShape, fmt.Sprintf("inner dimensions differ: %d and %d", k, k2), a, b)
+	}
+	batch := broadcastShapes("MatMul", []*Tensor{
+		{shape: aa.shape[:aa.Dim()-2]}, {shape: bb.shape[:bb.Dim()-2]},
+	})
+	nb := numel(batch)
+	a3 := aa.Expand(append(clone(batch), m, k)...).Reshape(nb, m, k)
+	b3 := bb.Expand(append(clone(batch), k, n)...).Reshape(nb, k, n)
+	out := bmm(a3, b3)
+	shape := clone(batch)
+	if a.Dim() > 1 {
+		shape = append(shape, m)
+	}
+	if b.Dim() > 1 {
+		shape = append(shape, n)
+	}
+	return out.Reshape(shape...)
+}
+
+// bmm is the primitive: (B,M,K)·(B,K,N) → (B,M,N), contiguous.
+func bmm(a, b *Tensor) *Tensor {
+	out := newTensor(a.dtype, []int{a.shape[0], a.shape[1], b.shape[2]}, a.Device())
+	backendOf(a.Device()).matmul(out, a, b)
+	return record(out, OpMatMul, Attrs{}, a, b)
+}
+
+// BMM multiplies batches of matrices: (B,M,K)·(B,K,N) → (B,M,N), as
+// torch.bmm (no broadcasting).
+func (a *Tensor) BMM(b *Tensor) *Tensor {
+	if a.Dim() != 3 || b.Dim() != 3 || a.shape[0] != b.shape[0] || a.shape[2] != b.shape[1] {
+		fail("BMM", ErrShape, "want (B,M,K) and (B,K,N)", a, b)
+	}
+	return a.MatMul(b)
+}
+
+// Outer returns the outer product a bᵀ of two 1-D tensors.
+func (a *Tensor) Outer(b *Tensor) *Tensor {
+	if a.Dim() != 1 || b.Dim() != 1 {
+		fail("Outer", ErrShape, "both arguments must be 1-D", a, b)
+	}
+	return a.Unsqueeze(1).Mul(b.Unsqueeze(0))
+}
+
+func clone(s []int) []int { return append([]int(nil), s...) }

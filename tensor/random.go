@@ -1,0 +1,159 @@
+package tensor
+
+import (
+	"math"
+	"sync"
+
+	"github.com/tessera-ml/tessera/cpu"
+)
+
+// A Generator is a seeded source of random tensors. It draws from a
+// counter-based generator (Philox4x32-10) whose stream is defined by
+// element index, so the CPU and the GPU draw the same numbers for the
+// same seed and shape. Each draw advances the generator's offset by the
+// counter blocks it used, like PyTorch's Philox offset.
+type Generator struct {
+	mu     sync.Mutex
+	seed   uint64
+	offset uint64
+}
+
+// NewGenerator returns a generator seeded with seed.
+func NewGenerator(seed uint64) *Generator { return &Generator{seed: seed} }
+
+// defaultGen is the generator random functions use without WithGenerator.
+var defaultGen = NewGenerator(0x5eed)
+
+// ManualSeed reseeds the default generator, as torch.manual_seed.
+func ManualSeed(seed uint64) { defaultGen.Seed(seed) }
+
+// Seed resets g to seed with offset 0.
+func (g *Generator) Seed(seed uint64) {
+	g.mu.Lock()
+	g.seed, g.offset = seed, 0
+	g.mu.Unlock()
+}
+
+// next reserves the stream positions for n elements.
+func (g *Generator) next(n int) (seed, offset uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	seed, offset = g.seed, g.offset
+	g.offset += cpu.BlocksNeeded(n)
+	return seed, offset
+}
+
+func (o options) generator() *Generator {
+	if o.gen != nil {
+		return o.gen
+	}
+	return defaultGen
+}
+
+// random draws a float tensor: uniform in [a, b) or normal(a, b).
+func random(op string, normal bool, shape []int, a, b float64, opts []Option) *Tensor {
+	o := makeOptions(opts)
+	if !o.dtype.IsFloat() {
+		failf(op, ErrDType, nil, "%s draws floats; got dtype %v", op, o.dtype)
+	}
+	t := empty(op, shape, o)
+	seed, offset := o.generator().next(t.Numel())
+	backendOf(t.Device()).random(normal, t, seed, offset, a, b)
+	return t
+}
+
+// Rand returns uniform samples in [0, 1).
+func Rand(shape []int, opts ...Option) *Tensor { return random("Rand", false, shape, 0, 1, opts) }
+
+// Uniform returns uniform samples in [lo, hi).
+func Uniform(shape []int, lo, hi float64, opts ...Option) *Tensor {
+	return random("Uniform", false, shape, lo, hi, opts)
+}
+
+// Randn returns samples of the standard normal distribution.
+func Randn(shape []int, opts ...Option) *Tensor { return random("Randn", true, shape, 0, 1, opts) }
+
+// Normal returns samples of the normal distribution N(mean, std²).
+func Normal(shape []int, mean, std float64, opts ...Option) *Tensor {
+	return random("Normal", true, shape, mean, std, opts)
+}
+
+// RandLike returns Rand with t's shape, dtype and device.
+func RandLike(t *Tensor, opts ...Option) *Tensor { return Rand(t.shape, like(t, opts)...) }
+
+// RandnLike returns Randn with t's shape, dtype and device.
+func RandnLike(t *Tensor, opts ...Option) *Tensor { return Randn(t.shape, like(t, opts)...) }
+
+// RandInt returns integers drawn uniformly from [low, high), Int32 by
+// default, as torch.randint.
+func RandInt(low, high int, shape []int, opts ...Option) *Tensor {
+	if high <= low {
+		failf("RandInt", ErrArgument, nil, "empty range [%d, %d)", low, high)
+	}
+	o := makeOptions(append([]Option{Of(Int32)}, opts...))
+	u := random("RandInt", false, shape, 0, 1, []Option{Of(Float32), On(o.device), WithGenerator(o.generator())})
+	// floor(u·n) in float32 can round up to n for n near 2^24; clamp.
+	n := float64(high - low)
+	r := u.MulScalar(n).Cast(Int32).Clamp(0, n-1).AddScalar(float64(low))
+	return r.Cast(o.dtype)
+}
+
+// Bernoulli returns 1 with probability p and 0 otherwise, elementwise
+// for a tensor of probabilities p, in p's dtype.
+func Bernoulli(p *Tensor, opts ...Option) *Tensor {
+	o := makeOptions(like(p, opts))
+	u := Rand(p.shape, Of(floatType(p.dtype)), On(p.Device()), WithGenerator(o.generator()))
+	return u.Lt(p).Cast(p.dtype)
+}
+
+// Multinomial draws n category indices (Int32) per row of probs (1-D or
+// 2-D non-negative weights, not necessarily normalised), as
+// torch.multinomial. Without replacement, n may not exceed the number of
+// categories with non-zero weight.
+func Multinomial(probs *Tensor, n int, replacement bool, opts ...Option) *Tensor {
+	if probs.Dim() < 1 || probs.Dim() > 2 {
+		fail("Multinomial", ErrShape, "probabilities must be 1-D or 2-D", probs)
+	}
+	if n <= 0 {
+		failf("Multinomial", ErrArgument, []*Tensor{probs}, "number of samples must be positive, got %d", n)
+	}
+	o := makeOptions(like(probs, opts))
+	p := probs.Cast(floatType(probs.dtype)).Detach()
+	squeeze := p.Dim() == 1
+	if squeeze {
+		p = p.Unsqueeze(0)
+	}
+	rows, k := p.shape[0], p.shape[1]
+	if p.Lt(ZerosLike(p)).Sum().Item() > 0 || p.Sum(1).EqScalar(0).Sum().Item() > 0 {
+		fail("Multinomial", ErrArgument, "probabilities must be non-negative with a positive sum per row", probs)
+	}
+	if !replacement && n > k {
+		failf("Multinomial", ErrArgument, []*Tensor{probs}, "cannot draw %d samples without replacement from %d categories", n, k)
+	}
+	var out *Tensor
+	if replacement {
+		// Inverse CDF: sample j of row r is the number of categories whose
+		// cumulative weight is at most u·total.
+		cdf := p.CumSum(1)             // (rows, k)
+		total := cdf.Narrow(1, k-1, 1) // (rows, 1)
+		u := Rand([]int{rows, n}, Of(p.dtype), On(p.Device()), WithGenerator(o.generator())).Mul(total)
+		below := cdf.Unsqueeze(1).Le(u.Unsqueeze(2)) // (rows, n, k)
+		out = below.Sum(2).Clamp(0, float64(k-1))    // Int32
+	} else {
+		// Gumbel-top-n: the n largest log p - log(-log U) are a sample
+		// without replacement in draw order.
+		u := Uniform([]int{rows, k}, math.SmallestNonzeroFloat32, 1, Of(p.dtype), On(p.Device()), WithGenerator(o.generator()))
+		keys := p.Log().Sub(u.Log().Neg().Log())
+		cols := make([]*Tensor, n)
+		for j := range cols {
+			idx := keys.ArgMaxDim(1, true) // (rows, 1)
+			cols[j] = idx
+			keys = keys.ScatterAdd(1, idx, Full([]int{rows, 1}, math.Inf(-1), Of(keys.dtype), On(keys.Device())))
+		}
+		out = Cat(cols, 1)
+	}
+	if squeeze {
+		out = out.Squeeze(0)
+	}
+	return out
+}

@@ -1,0 +1,264 @@
+package tensor
+
+import (
+	"math"
+	"slices"
+)
+
+// reduceDims normalises dims (all dims when empty), rejecting repeats.
+func (x *Tensor) reduceDims(op string, dims []int) []int {
+	if len(dims) == 0 {
+		all := make([]int, x.Dim())
+		for i := range all {
+			all[i] = i
+		}
+		return all
+	}
+	seen := make([]bool, max(x.Dim(), 1))
+	out := make([]int, 0, len(dims))
+	for _, d := range dims {
+		d = x.normDim(op, d)
+		if seen[d] {
+			failf(op, ErrArgument, []*Tensor{x}, "dim %d appears more than once in %v", d, dims)
+		}
+		seen[d] = true
+		if x.Dim() > 0 {
+			out = append(out, d)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// keptShape returns x's shape with size 1 on dims.
+func keptShape(shape, dims []int) []int {
+	out := slices.Clone(shape)
+	for _, d := range dims {
+		out[d] = 1
+	}
+	return out
+}
+
+// squeezeDims drops the given dims (each of size 1) from t, as a view.
+func squeezeDims(t *Tensor, dims []int) *Tensor {
+	var shape []int
+	for i, d := range t.shape {
+		if !slices.Contains(dims, i) {
+			shape = append(shape, d)
+		}
+	}
+	return t.Reshape(shape...)
+}
+
+// reduce runs OpSum, OpAmax or OpAmin over dims.
+func (x *Tensor) reduce(op Op, dims []int, keepDim bool) *Tensor {
+	name := op.String()
+	x.storage(name)
+	dims = x.reduceDims(name, dims)
+	dt := x.dtype
+	if dt == Bool {
+		dt = Int32
+		x = x.Cast(Int32)
+	}
+	if op != OpSum && x.Numel() == 0 {
+		fail(name, ErrShape, "max and min of an empty tensor are undefined", x)
+	}
+	out := newTensor(dt, keptShape(x.shape, dims), x.Device())
+	backendOf(x.Device()).reduce(op, out, x)
+	out = record(out, op, Attrs{Dims: dims, KeepDim: true, Shape: slices.Clone(x.shape)}, x)
+	if keepDim {
+		return out
+	}
+	return squeezeDims(out, dims)
+}
+
+// Sum returns the sum over dims (every dim when none is given), dropping
+// the reduced dims. Integer and bool tensors sum to Int32 (PyTorch: int64).
+func (x *Tensor) Sum(dims ...int) *Tensor { return x.reduce(OpSum, dims, false) }
+
+// SumDims is Sum with torch's keepdim: reduced dims stay with size 1.
+func (x *Tensor) SumDims(dims []int, keepDim bool) *Tensor { return x.reduce(OpSum, dims, keepDim) }
+
+// Mean returns the mean over dims (every dim when none is given).
+// Integer tensors give Float32.
+func (x *Tensor) Mean(dims ...int) *Tensor { return x.MeanDims(dims, false) }
+
+// MeanDims is Mean with keepdim.
+func (x *Tensor) MeanDims(dims []int, keepDim bool) *Tensor {
+	x = x.Cast(floatType(x.dtype))
+	n := 1
+	for _, d := range x.reduceDims("Mean", dims) {
+		n *= x.shape[d]
+	}
+	return x.SumDims(dims, keepDim).DivScalar(float64(n))
+}
+
+// Max returns the largest element as a 0-d tensor (NaN if any is NaN).
+// Its gradient is shared evenly among tied maxima, as in PyTorch.
+func (x *Tensor) Max() *Tensor { return x.reduce(OpAmax, nil, false) }
+
+// Min returns the smallest element as a 0-d tensor.
+func (x *Tensor) Min() *Tensor { return x.reduce(OpAmin, nil, false) }
+
+// Amax returns the maximum over dims, as torch.amax.
+func (x *Tensor) Amax(dims []int, keepDim bool) *Tensor { return x.reduce(OpAmax, dims, keepDim) }
+
+// Amin returns the minimum over dims, as torch.amin.
+func (x *Tensor) Amin(dims []int, keepDim bool) *Tensor { return x.reduce(OpAmin, dims, keepDim) }
+
+// argReduce runs MaxDim/MinDim: values and Int32 indices along dim.
+func (x *Tensor) argReduce(op Op, dim int, keepDim, wantValues bool) (*Tensor, *Tensor) {
+	name := op.String()
+	x.storage(name)
+	if x.dtype == Bool {
+		x = x.Cast(Int32)
+	}
+	d := x.normDim(name, dim)
+	if x.Dim() == 0 {
+		x = x.Reshape(1)
+	}
+	if x.shape[d] == 0 {
+		fail(name, ErrShape, "cannot reduce over an empty dimension", x)
+	}
+	shape := keptShape(x.shape, []int{d})
+	idx := newTensor(Int32, shape, x.Device())
+	var vals *Tensor
+	if wantValues {
+		vals = newTensor(x.dtype, shape, x.Device())
+	}
+	backendOf(x.Device()).argReduce(op, vals, idx, x, d)
+	if vals != nil {
+		vals = record(vals, op, Attrs{Dim: d, Index: idx, Shape: slices.Clone(x.shape)}, x)
+	}
+	if !keepDim {
+		idx = squeezeDims(idx, []int{d})
+		if vals != nil {
+			vals = squeezeDims(vals, []int{d})
+		}
+	}
+	return vals, idx
+}
+
+// MaxDim returns the maximum along dim and its index (Int32; PyTorch
+// returns int64), the first on ties; NaN counts as the maximum.
+func (x *Tensor) MaxDim(dim int, keepDim bool) (values, indices *Tensor) {
+	return x.argReduce(OpMaxDim, dim, keepDim, true)
+}
+
+// MinDim returns the minimum along dim and its Int32 index.
+func (x *Tensor) MinDim(dim int, keepDim bool) (values, indices *Tensor) {
+	return x.argReduce(OpMinDim, dim, keepDim, true)
+}
+
+// ArgMax returns the Int32 index of the maximum of the flattened tensor.
+func (x *Tensor) ArgMax() *Tensor {
+	_, i := x.Reshape(-1).argReduce(OpMaxDim, 0, false, false)
+	return i
+}
+
+// ArgMin returns the Int32 index of the minimum of the flattened tensor.
+func (x *Tensor) ArgMin() *Tensor {
+	_, i := x.Reshape(-1).argReduce(OpMinDim, 0, false, false)
+	return i
+}
+
+// ArgMaxDim returns the Int32 indices of the maxima along dim.
+func (x *Tensor) ArgMaxDim(dim int, keepDim bool) *Tensor {
+	_, i := x.argReduce(OpMaxDim, dim, keepDim, false)
+	return i
+}
+
+// ArgMinDim returns the Int32 indices of the minima along dim.
+func (x *Tensor) ArgMinDim(dim int, keepDim bool) *Tensor {
+	_, i := x.argReduce(OpMinDim, dim, keepDim, false)
+	return i
+}
+
+// Var returns the variance over dims (all when dims is empty) with
+// Bessel's correction: Σ(x-mean)²/(N-correction). correction 1 is
+// PyTorch's default (sample variance); 0 is NumPy's population variance.
+func (x *Tensor) Var(dims []int, correction int, keepDim bool) *Tensor {
+	x = x.Cast(floatType(x.dtype))
+	n := 1
+	for _, d := range x.reduceDims("Var", dims) {
+		n *= x.shape[d]
+	}
+	d := x.Sub(x.MeanDims(dims, true))
+	return d.Square().SumDims(dims, keepDim).DivScalar(float64(n - correction))
+}
+
+// Std returns the square root of Var.
+func (x *Tensor) Std(dims []int, correction int, keepDim bool) *Tensor {
+	return x.Var(dims, correction, keepDim).Sqrt()
+}
+
+// LogSumExp returns log Σ exp(x) over dims, computed stably by
+// subtracting the maximum (rows of -inf give -inf, as in PyTorch).
+func (x *Tensor) LogSumExp(dims []int, keepDim bool) *Tensor {
+	x = x.Cast(floatType(x.dtype))
+	m := x.Detach().Amax(dims, true)
+	m = m.MaskedFill(m.Abs().EqScalar(math.Inf(1)), 0)
+	out := x.Sub(m).Exp().SumDims(dims, true).Log().Add(m)
+	if keepDim {
+		return out
+	}
+	return squeezeDims(out, x.reduceDims("LogSumExp", dims))
+}
+
+// Norm returns the p-norm over dims (all when empty): (Σ|x|ᵖ)^(1/p),
+// with p = +Inf the largest |x|.
+func (x *Tensor) Norm(p float64, dims []int, keepDim bool) *Tensor {
+	x = x.Cast(floatType(x.dtype))
+	switch {
+	case p == 2:
+		return x.Square().SumDims(dims, keepDim).Sqrt()
+	case p == 1:
+		return x.Abs().SumDims(dims, keepDim)
+	case math.IsInf(p, 1):
+		return x.Abs().Amax(dims, keepDim)
+	case p <= 0:
+		failf("Norm", ErrArgument, []*Tensor{x}, "p must be positive, got %g", p)
+	}
+	return x.Abs().PowScalar(p).SumDims(dims, keepDim).PowScalar(1 / p)
+}
+
+// CumSum returns the inclusive cumulative sum along dim.
+func (x *Tensor) CumSum(dim int) *Tensor {
+	x.storage("CumSum")
+	if x.dtype == Bool {
+		x = x.Cast(Int32)
+	}
+	d := x.normDim("CumSum", dim)
+	if x.Dim() == 0 {
+		return x.Clone()
+	}
+	out := newTensor(x.dtype, x.shape, x.Device())
+	backendOf(x.Device()).cumsum(out, x, d)
+	return record(out, OpCumSum, Attrs{Dim: d}, x)
+}
+
+// softmax runs OpSoftmax or OpLogSoftmax along dim.
+func (x *Tensor) softmax(op Op, dim int) *Tensor {
+	x.storage(op.String())
+	x = x.Cast(floatType(x.dtype))
+	d := x.normDim(op.String(), dim)
+	out := newTensor(x.dtype, x.shape, x.Device())
+	backendOf(x.Device()).softmax(op == OpLogSoftmax, out, x, d)
+	return record(out, op, Attrs{Dim: d}, x)
+}
+
+// Softmax returns exp(x)/Σexp(x) along dim, computed stably.
+func (x *Tensor) Softmax(dim int) *Tensor {
+	if x.Dim() == 0 {
+		return x.Reshape(1).softmax(OpSoftmax, 0).Reshape()
+	}
+	return x.softmax(OpSoftmax, dim)
+}
+
+// LogSoftmax returns x - LogSumExp(x) along dim, computed stably.
+func (x *Tensor) LogSoftmax(dim int) *Tensor {
+	if x.Dim() == 0 {
+		return x.Reshape(1).softmax(OpLogSoftmax, 0).Reshape()
+	}
+	return x.softmax(OpLogSoftmax, dim)
+}

@@ -1,0 +1,155 @@
+package tensor
+
+import (
+	"fmt"
+	"slices"
+)
+
+// A Tensor is an n-dimensional view of a storage on one device: shape,
+// strides (in elements), offset and dtype over a refcounted buffer, as in
+// PyTorch. Views (Transpose, Slice, Expand, ...) share the storage;
+// Contiguous copies only when needed.
+//
+// When grad mode is on and an input requires grad, a Tensor records the
+// op and inputs that produced it (Source); package autograd walks those
+// records backward. A Tensor never imports or calls autograd.
+type Tensor struct {
+	ref     *ref
+	dtype   DType
+	shape   []int
+	strides []int
+	offset  int
+
+	requiresGrad bool
+	node         *Node   // how this tensor was computed; nil for leaves
+	grad         *Tensor // accumulated gradient of a leaf (or a tensor that retains grad)
+	retainsGrad  bool
+	hooks        []func(*Tensor) *Tensor
+	kept         bool // never released by a Scope
+}
+
+// Shape returns a copy of the tensor's shape.
+func (t *Tensor) Shape() []int { return slices.Clone(t.shape) }
+
+// Strides returns a copy of the strides, in elements.
+func (t *Tensor) Strides() []int { return slices.Clone(t.strides) }
+
+// Offset returns the index of the first element in the storage.
+func (t *Tensor) Offset() int { return t.offset }
+
+// Dim returns the number of dimensions (0 for a scalar).
+func (t *Tensor) Dim() int { return len(t.shape) }
+
+// Size returns the size of dimension d; negative d counts from the end.
+func (t *Tensor) Size(d int) int { return t.shape[t.normDim("Size", d)] }
+
+// Numel returns the number of elements.
+func (t *Tensor) Numel() int { return numel(t.shape) }
+
+// DType returns the element type.
+func (t *Tensor) DType() DType { return t.dtype }
+
+// Device returns where the storage lives.
+func (t *Tensor) Device() Device { return t.ref.s.device }
+
+// Version returns the version counter shared by every view of the
+// storage; in-place ops bump it.
+func (t *Tensor) Version() uint64 { return t.ref.s.version.Load() }
+
+// IsContiguous reports whether the view is row-major without gaps.
+func (t *Tensor) IsContiguous() bool { return isContiguous(t.shape, t.strides) }
+
+// SharesStorage reports whether t and u are views of the same storage.
+func (t *Tensor) SharesStorage(u *Tensor) bool { return t.ref.s == u.ref.s }
+
+// Release drops t's reference on its storage now, instead of when the
+// garbage collector finds t unreachable. Release is idempotent. Views,
+// and autograd records that saved t, hold their own references, so the
+// memory goes back to the device when the last of them is released.
+// Using a tensor whose memory is gone panics with ErrReleased.
+func (t *Tensor) Release() {
+	if t != nil && t.ref != nil {
+		t.ref.drop()
+	}
+}
+
+// storage returns t's storage, panicking if its memory is gone.
+func (t *Tensor) storage(op string) *storage {
+	s := t.ref.s
+	if s.buf == nil {
+		fail(op, ErrReleased, "the tensor's memory was released (Release or the end of a Scope)", t)
+	}
+	return s
+}
+
+// bumpVersion records an in-place modification.
+func (t *Tensor) bumpVersion() { t.ref.s.version.Add(1) }
+
+// newTensor allocates a contiguous tensor of shape on dev.
+func newTensor(dt DType, shape []int, dev Device) *Tensor {
+	shape = slices.Clone(shape)
+	t := &Tensor{dtype: dt, shape: shape, strides: contiguousStrides(shape)}
+	t.attach(newStorage(dt, numel(shape), dev), false)
+	return t
+}
+
+// viewOf returns a new Tensor over base's storage with the given layout.
+func viewOf(base *Tensor, shape, strides []int, offset int) *Tensor {
+	t := &Tensor{dtype: base.dtype, shape: shape, strides: strides, offset: offset}
+	t.attach(base.ref.s, true)
+	return t
+}
+
+// String formats the tensor like PyTorch's repr, abridged for large tensors.
+func (t *Tensor) String() string {
+	if t.ref.s.buf == nil {
+		return fmt.Sprintf("tensor(<released>, shape=%v, dtype=%v)", t.shape, t.dtype)
+	}
+	return formatTensor(t)
+}
+
+func numel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+func contiguousStrides(shape []int) []int {
+	strides := make([]int, len(shape))
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		strides[i] = s
+		s *= shape[i]
+	}
+	return strides
+}
+
+func isContiguous(shape, strides []int) bool {
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		if shape[i] != 1 && strides[i] != s {
+			return false
+		}
+		s *= shape[i]
+	}
+	return true
+}
+
+// normDim turns a possibly negative dim into an index into the shape.
+func (t *Tensor) normDim(op string, d int) int {
+	return normDimN(op, d, len(t.shape), t)
+}
+
+// normDimN normalises dim d for a rank-n tensor (0-d tensors accept 0 and -1, as in PyTorch).
+func normDimN(op string, d, n int, ts ...*Tensor) int {
+	m := max(n, 1)
+	if d < -m || d >= m {
+		failf(op, ErrIndex, ts, "dimension %d out of range [%d, %d]", d, -m, m-1)
+	}
+	if d < 0 {
+		d += m
+	}
+	return d
+}
