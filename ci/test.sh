@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# ci/test.sh runs every check CI runs, in order, stopping at the first
+# failure. It installs what the tests need on a fresh Debian machine
+# (Mesa's lavapipe software Vulkan adapter) when it is missing.
+#
+#	ci/test.sh                          # GPU tests skip when no adapter opens
+#	TESSERA_REQUIRE_GPU=1 ci/test.sh    # CI: a missing adapter fails instead
+set -euo pipefail
+cd "$(dirname "$0")/.."
+module=$(go list -m)
+
+echo "== lavapipe (mesa-vulkan-drivers, libvulkan1)"
+if ! ldconfig -p | grep -q 'libvulkan.so.1' || ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	$sudo apt-get update -q
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q mesa-vulkan-drivers libvulkan1
+fi
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "$unformatted"
+	exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== builds without cgo (CPU only)"
+CGO_ENABLED=0 go build ./...
+CGO_ENABLED=0 go vet ./device/ ./tensor/
+
+echo "== layering: cpu, device and kernels/wgsl import nothing from $module"
+for pkg in cpu device kernels/wgsl; do
+	[ -d "$pkg" ] || continue
+	if go list -f '{{join .Imports "\n"}}' "./$pkg" | grep "^$module/"; then
+		echo "$pkg must stay a leaf package"
+		exit 1
+	fi
+done
+if go list -f '{{join .Imports "\n"}}' ./tensor | grep -q "^$module/autograd"; then
+	echo "tensor must not import autograd"
+	exit 1
+fi
+
+echo "== file size: no source file over 600 lines"
+big=$(git ls-files '*.go' | grep -v '_test.go$' | xargs wc -l | awk '$2 != "total" && $1 > 600')
+if [ -n "$big" ]; then
+	echo "$big"
+	exit 1
+fi
+
+echo "== go test"
+go test -count=1 -timeout 25m ./...
