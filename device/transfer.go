@@ -1,0 +1,152 @@
+//go:build cgo
+
+package device
+
+import (
+	"fmt"
+
+	"github.com/rajveermalviya/go-webgpu/wgpu"
+)
+
+// checkRange validates [off, off+n) of b for a transfer. Offsets must be
+// multiples of 4 bytes; a length that is not may only end the buffer (the
+// block's slack absorbs the padding). It returns n rounded up to 4.
+func checkRange(b *Buffer, off, n int64, what string) (int64, error) {
+	if off < 0 || n < 0 || off+n > b.size {
+		return 0, fmt.Errorf("tessera: %s: range [%d, %d) outside a %d-byte buffer", what, off, off+n, b.size)
+	}
+	if off%4 != 0 {
+		return 0, fmt.Errorf("tessera: %s: offset %d is not a multiple of 4 bytes", what, off)
+	}
+	if n%4 != 0 && off+n != b.size {
+		return 0, fmt.Errorf("tessera: %s: %d bytes at offset %d is not a multiple of 4 bytes and does not end the buffer", what, n, off)
+	}
+	return (n + 3) &^ 3, nil
+}
+
+// Write copies data into dst at offset, ordered after all previously
+// recorded work and before later work. When no recorded, unsubmitted work
+// references dst's block, it uses queue.WriteBuffer (which runs before the
+// open batch, unobservably for this block); otherwise it uploads into a
+// staging buffer and records a copy in the encoder, so the upload cannot
+// jump ahead of work that still reads the old contents.
+func (g *GPU) Write(dst *Buffer, offset int64, data []byte) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.usable(); err != nil {
+		return err
+	}
+	if err := g.checkBuf(dst, "Write"); err != nil {
+		return err
+	}
+	n4, err := checkRange(dst, offset, int64(len(data)), "Write")
+	if err != nil || n4 == 0 {
+		return err
+	}
+	if int64(len(data)) != n4 {
+		padded := make([]byte, n4)
+		copy(padded, data)
+		data = padded
+	}
+	blk := dst.blk
+	raw := blk.raw.(*wgpu.Buffer)
+	if blk.lastUse < g.batch {
+		if err := g.queue.WriteBuffer(raw, uint64(offset), data); err != nil {
+			return fmt.Errorf("tessera: Write: %w", err)
+		}
+		return nil
+	}
+	staging, err := g.dev.CreateBufferInit(&wgpu.BufferInitDescriptor{Label: "tessera upload", Contents: data, Usage: wgpu.BufferUsage_CopySrc})
+	if err != nil {
+		return fmt.Errorf("tessera: Write: creating a staging buffer: %w", err)
+	}
+	enc, err := g.copyEncoder()
+	if err != nil {
+		staging.Release()
+		return err
+	}
+	g.batchRelease = append(g.batchRelease, staging)
+	if err := enc.CopyBufferToBuffer(staging, 0, raw, uint64(offset), uint64(n4)); err != nil {
+		return g.encoderFailed(err)
+	}
+	blk.lastUse = g.batch
+	return g.countCmd()
+}
+
+// Fill zeroes size bytes of dst from offset (ClearBuffer in the encoder,
+// ordered like a kernel).
+func (g *GPU) Fill(dst *Buffer, offset, size int64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.usable(); err != nil {
+		return err
+	}
+	if err := g.checkBuf(dst, "Fill"); err != nil {
+		return err
+	}
+	n4, err := checkRange(dst, offset, size, "Fill")
+	if err != nil || n4 == 0 {
+		return err
+	}
+	enc, err := g.copyEncoder()
+	if err != nil {
+		return err
+	}
+	if err := enc.ClearBuffer(dst.blk.raw.(*wgpu.Buffer), uint64(offset), uint64(n4)); err != nil {
+		return g.encoderFailed(err)
+	}
+	dst.blk.lastUse = g.batch
+	return g.countCmd()
+}
+
+// Copy copies size bytes from src at srcOff to dst at dstOff, ordered like a
+// kernel. Offsets must be multiples of 4; dst and src may be the same buffer
+// (the copy then goes through a temporary block).
+func (g *GPU) Copy(dst *Buffer, dstOff int64, src *Buffer, srcOff, size int64) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.usable(); err != nil {
+		return err
+	}
+	if err := g.checkBuf(dst, "Copy"); err != nil {
+		return err
+	}
+	if err := g.checkBuf(src, "Copy"); err != nil {
+		return err
+	}
+	n4, err := checkRange(dst, dstOff, size, "Copy (destination)")
+	if err != nil || n4 == 0 {
+		return err
+	}
+	if srcOff < 0 || srcOff+size > src.size || srcOff%4 != 0 || srcOff+n4 > src.blk.size {
+		return fmt.Errorf("tessera: Copy: source range [%d, %d) invalid for a %d-byte buffer (offsets must be multiples of 4)", srcOff, srcOff+size, src.size)
+	}
+	if dst.blk == src.blk {
+		tmp, err := g.alloc.alloc(n4, g.completed)
+		if err != nil {
+			if err == errOverBudget {
+				return &OOMError{Requested: n4, Block: classSize(n4), Allocated: g.alloc.allocated, Reserved: g.alloc.reserved, Budget: g.alloc.budget}
+			}
+			return fmt.Errorf("tessera: Copy: %w", err)
+		}
+		err = g.copyLocked(tmp, 0, src.blk, srcOff, n4)
+		if err == nil {
+			err = g.copyLocked(dst.blk, dstOff, tmp, 0, n4)
+		}
+		g.alloc.free(tmp, g.batch, g.completed)
+		return err
+	}
+	return g.copyLocked(dst.blk, dstOff, src.blk, srcOff, n4)
+}
+
+func (g *GPU) copyLocked(dst *block, dstOff int64, src *block, srcOff, n int64) error {
+	enc, err := g.copyEncoder()
+	if err != nil {
+		return err
+	}
+	if err := enc.CopyBufferToBuffer(src.raw.(*wgpu.Buffer), uint64(srcOff), dst.raw.(*wgpu.Buffer), uint64(dstOff), uint64(n)); err != nil {
+		return g.encoderFailed(err)
+	}
+	src.lastUse, dst.lastUse = g.batch, g.batch
+	return g.countCmd()
+}
