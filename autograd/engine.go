@@ -58,7 +58,8 @@ func fail(detail string, ts ...*tensor.Tensor) {
 // from tensors requiring grad, counts how many consumers each tensor has
 // there, and then processes tensors in reverse topological order: a
 // tensor's gradient is complete once all its consumers have passed
-// theirs back.
+// theirs back. For Grad, only the part of the graph between y and xs
+// runs (PyTorch's exec_info): other nodes keep their saved tensors.
 func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor {
 	var c config
 	for _, o := range opts {
@@ -77,91 +78,91 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 		fail("GradOutput must have the output's shape", y, g)
 	}
 
-	wanted := map[*tensor.Tensor]int{}
+	wanted := map[*tensor.Tensor][]int{}
 	for i, x := range xs {
 		if !x.RequiresGrad() {
 			fail(fmt.Sprintf("input %d of Grad does not require grad", i), x)
 		}
-		wanted[x] = i
+		wanted[x] = append(wanted[x], i)
 	}
 	results := make([]*tensor.Tensor, len(xs))
+	deps, needed := discover(y, wanted, xs != nil)
 
-	// Count consumers within the reachable graph.
-	deps := map[*tensor.Tensor]int{}
-	seen := map[*tensor.Tensor]bool{y: true}
-	stack := []*tensor.Tensor{y}
-	for len(stack) > 0 {
-		t := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		n := t.Source()
-		if n == nil {
-			continue
-		}
-		if n.Freed() {
-			n.Input(0) // panics with the "backward a second time" error
-		}
-		for _, in := range n.Inputs {
-			if in == nil || !in.RequiresGrad() {
-				continue
-			}
-			deps[in]++
-			if !seen[in] {
-				seen[in] = true
-				stack = append(stack, in)
+	// Gradient tensors are shared: a rule may pass g on unchanged (Add),
+	// or hand the same tensor to two inputs. owners counts the pending
+	// entries of grads that hold each one, and kept marks those the
+	// caller or a hook has seen; the engine releases only gradients that
+	// neither holds.
+	owners := map[*tensor.Tensor]int{}
+	kept := map[*tensor.Tensor]bool{}
+	if c.gradOutput != nil {
+		kept[g] = true
+	}
+	var garbage []*tensor.Tensor
+	collect := func() {
+		if !c.createGraph { // the backward graph may still need them
+			for _, t := range garbage {
+				if t != nil && owners[t] == 0 && !kept[t] {
+					t.Release()
+				}
 			}
 		}
+		garbage = garbage[:0]
 	}
 
-	var release func(*tensor.Tensor)
 	body := func() {
 		grads := map[*tensor.Tensor]*tensor.Tensor{y: g}
+		owners[g] = 1
 		ready := []*tensor.Tensor{y}
 		for len(ready) > 0 {
 			t := ready[len(ready)-1]
 			ready = ready[:len(ready)-1]
 			gt := grads[t]
 			delete(grads, t)
-			for _, h := range t.Hooks() {
-				if r := h(gt); r != nil {
-					gt = r
+			owners[gt]--
+			if hooks := t.Hooks(); len(hooks) > 0 {
+				kept[gt] = true // a hook may keep what it is given
+				for _, h := range hooks {
+					if r := h(gt); r != nil {
+						gt = r
+						kept[gt] = true
+					}
 				}
 			}
-			stored := false
-			if i, ok := wanted[t]; ok {
-				results[i] = gt
-				stored = true
+			if is, ok := wanted[t]; ok {
+				for _, i := range is {
+					results[i] = gt
+				}
+				kept[gt] = true
 			} else if xs == nil && t.RetainsGrad() {
-				accumulate(t, gt, c.createGraph)
-				stored = c.createGraph // accumulate keeps its own reference otherwise
+				accumulate(t, gt, c.createGraph) // keeps its own reference
 			}
+			garbage = append(garbage, gt)
 			n := t.Source()
-			if n == nil {
-				if !stored {
-					release(gt)
-				}
+			if n == nil || (needed != nil && !needsAny(needed, n.Inputs)) {
+				collect()
 				continue
 			}
 			ins := applyRule(n, gt)
 			for i, in := range n.Inputs {
-				if in == nil || !in.RequiresGrad() {
+				if in == nil || !in.RequiresGrad() || (needed != nil && !needed[in]) {
 					continue
 				}
-				gi := ins[i]
-				if gi != nil {
-					gi = conform(gi, in)
+				if gi := ins[i]; gi != nil {
+					cg := conform(gi, in)
 					if prev := grads[in]; prev != nil {
-						sum := prev.Add(gi)
-						release(prev)
-						if gi != gt {
-							release(gi)
-						}
-						gi = sum
+						sum := prev.Add(cg)
+						owners[prev]--
+						garbage = append(garbage, prev, cg)
+						cg = sum
 					}
-					grads[in] = gi
+					grads[in] = cg
+					owners[cg]++
 				}
 				if deps[in]--; deps[in] == 0 {
 					if grads[in] == nil {
 						grads[in] = tensor.ZerosLike(in)
+						owners[grads[in]]++
 					}
 					ready = append(ready, in)
 				}
@@ -169,16 +170,10 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 			if !c.retainGraph {
 				n.Free()
 			}
-			if !stored && !held(grads, gt) {
-				release(gt)
-			}
-		}
-	}
-	// Intermediate gradients are released as soon as they are consumed,
-	// unless the backward pass itself is being recorded.
-	release = func(t *tensor.Tensor) {
-		if !c.createGraph && t != c.gradOutput {
-			t.Release()
+			// What the rule returned for inputs that take no gradient,
+			// or before summing to an input's shape, is garbage too.
+			garbage = append(garbage, ins...)
+			collect()
 		}
 	}
 	if c.createGraph {
@@ -189,10 +184,58 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 	return results
 }
 
-// held reports whether g is the pending gradient of some tensor.
-func held(grads map[*tensor.Tensor]*tensor.Tensor, g *tensor.Tensor) bool {
-	for _, h := range grads {
-		if h == g {
+// discover walks the graph behind y depth-first. It returns, for every
+// tensor that requires grad there, the number of edges from its
+// consumers (the dependency counts of the reverse walk), and, when
+// pruning for Grad, which tensors lie on a path to a wanted one. It
+// panics with ErrAutograd, before any gradient is computed, if a node
+// backward would run was freed by an earlier backward.
+func discover(y *tensor.Tensor, wanted map[*tensor.Tensor][]int, prune bool) (deps map[*tensor.Tensor]int, needed map[*tensor.Tensor]bool) {
+	deps = map[*tensor.Tensor]int{}
+	if prune {
+		needed = map[*tensor.Tensor]bool{}
+	}
+	type frame struct {
+		t    *tensor.Tensor
+		next int // the next input to visit
+	}
+	seen := map[*tensor.Tensor]bool{y: true}
+	stack := []frame{{t: y}}
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		n := f.t.Source()
+		if n != nil && f.next < len(n.Inputs) {
+			in := n.Inputs[f.next]
+			f.next++
+			if in != nil && in.RequiresGrad() {
+				deps[in]++
+				if !seen[in] {
+					seen[in] = true
+					stack = append(stack, frame{t: in})
+				}
+			}
+			continue
+		}
+		// All inputs of f.t are done: it is needed if it is wanted or
+		// leads to a wanted tensor, and its node runs if an input is.
+		runs := n != nil
+		if prune {
+			runs = runs && needsAny(needed, n.Inputs)
+			_, w := wanted[f.t]
+			needed[f.t] = w || runs
+		}
+		if runs && n.Freed() {
+			n.Input(0) // panics with the "backward a second time" error
+		}
+		stack = stack[:len(stack)-1]
+	}
+	return deps, needed
+}
+
+// needsAny reports whether any of ins is needed.
+func needsAny(needed map[*tensor.Tensor]bool, ins []*tensor.Tensor) bool {
+	for _, in := range ins {
+		if in != nil && needed[in] {
 			return true
 		}
 	}

@@ -55,7 +55,18 @@ var indexRules = map[tensor.Op]rule{
 		z := tensor.Zeros(n.Attrs.Shape, tensor.Of(g.DType()), tensor.On(g.Device()))
 		return grads(z.ScatterAdd(n.Attrs.Dim, n.Attrs.Index, g))
 	},
+	// src gets the gradient at the positions index covers, zero-padded to
+	// src's shape when index is smaller than src.
 	tensor.OpScatterAdd: func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
-		return grads(g, g.Gather(n.Attrs.Dim, n.Attrs.Index))
+		gs := g.Gather(n.Attrs.Dim, n.Attrs.Index)
+		want := n.Inputs[1].Shape()
+		for d, size := range gs.Shape() {
+			if size < want[d] {
+				pad := gs.Shape()
+				pad[d] = want[d] - size
+				gs = tensor.Cat([]*tensor.Tensor{gs, tensor.Zeros(pad, tensor.Of(gs.DType()), tensor.On(gs.Device()))}, d)
+			}
+		}
+		return grads(g, gs)
 	},
 }

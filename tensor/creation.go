@@ -46,6 +46,9 @@ func empty(op string, shape []int, o options) *Tensor {
 	if o.device.Kind == KindGPU && o.dtype == Float64 {
 		failf(op, ErrDType, nil, "float64 tensors live on the CPU only (WGSL has no f64)")
 	}
+	if err := Available(o.device); err != nil {
+		panic(&Error{Op: op, Err: ErrDevice, Detail: err.Error(), Devices: []Device{o.device}})
+	}
 	return newTensor(o.dtype, shape, o.device)
 }
 
@@ -94,16 +97,24 @@ func fromHost(op string, vals []float64, shape []int, o options) *Tensor {
 // Arange returns the 1-D tensor [start, start+step, ...) stopping before
 // end, as torch.arange. Its dtype is Int32 when start, end and step are
 // whole numbers (PyTorch gives int64) and Float32 otherwise, unless Of
-// says.
+// says. It panics with ErrArgument for a zero step, a step whose sign
+// points away from end, or Int32 values that do not fit.
 func Arange(start, end, step float64, opts ...Option) *Tensor {
 	o := makeOptions(opts)
 	if !o.dtypeSet && start == math.Trunc(start) && end == math.Trunc(end) && step == math.Trunc(step) {
 		o.dtype = Int32
 	}
-	if step == 0 || math.IsNaN(start+end+step) || (end-start)/step > 1<<31 {
+	if step == 0 || math.IsNaN(start+end+step) || math.IsInf(start+end+step, 0) || (end-start)/step > 1<<31 {
 		failf("Arange", ErrArgument, nil, "bad range start=%g end=%g step=%g", start, end, step)
 	}
-	n := max(int(math.Ceil((end-start)/step)), 0)
+	if (end-start)/step < 0 {
+		failf("Arange", ErrArgument, nil, "upper bound and lower bound inconsistent with step sign: start=%g end=%g step=%g", start, end, step)
+	}
+	n := int(math.Ceil((end - start) / step))
+	if last := start + float64(n-1)*step; o.dtype == Int32 && n > 0 &&
+		(start < math.MinInt32 || start > math.MaxInt32 || last < math.MinInt32 || last > math.MaxInt32) {
+		failf("Arange", ErrArgument, nil, "values from %g to %g do not fit in int32", start, last)
+	}
 	vals := make([]float64, n)
 	for i := range vals {
 		vals[i] = start + float64(i)*step
@@ -120,8 +131,10 @@ func Linspace(start, end float64, steps int, opts ...Option) *Tensor {
 	vals := make([]float64, steps)
 	if steps == 1 {
 		vals[0] = start
+		return fromHost("Linspace", vals, []int{steps}, makeOptions(opts))
 	}
-	// Like PyTorch, fill the first half from start and the second from end.
+	// Like PyTorch, fill the first half from start and the second from
+	// end, so both ends are exact; integer dtypes truncate toward zero.
 	step := (end - start) / float64(steps-1)
 	for i := range vals {
 		if i < steps/2 {
@@ -135,6 +148,9 @@ func Linspace(start, end float64, steps int, opts ...Option) *Tensor {
 
 // Eye returns the n×n identity matrix.
 func Eye(n int, opts ...Option) *Tensor {
+	if n < 0 {
+		failf("Eye", ErrArgument, nil, "n must be at least 0, got %d", n)
+	}
 	vals := make([]float64, n*n)
 	for i := 0; i < n; i++ {
 		vals[i*n+i] = 1

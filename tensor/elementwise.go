@@ -27,6 +27,9 @@ func (x *Tensor) unary(op Op, p ...float64) *Tensor {
 	x = x.Cast(dt)
 	var params [2]float64
 	copy(params[:], p)
+	if dt == Float32 { // PyTorch rounds scalars to the tensor's type first, as the GPU must
+		params[0], params[1] = float64(float32(params[0])), float64(float32(params[1]))
+	}
 	out := newTensor(dt, x.shape, x.Device())
 	backendOf(x.Device()).unary(op, params, out, x)
 	return record(out, op, Attrs{Scalars: slices.Clone(p)}, x)
@@ -78,6 +81,16 @@ func (x *Tensor) ReLU() *Tensor { return x.unary(OpReLU) }
 // exact form).
 func (x *Tensor) GELU() *Tensor { return x.unary(OpGELU) }
 
+// GELUTanh returns GELU's tanh approximation,
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), as
+// torch.nn.functional.gelu(x, approximate="tanh"). It is composed of
+// primitive ops, so its gradient comes from theirs.
+func (x *Tensor) GELUTanh() *Tensor {
+	x = x.Cast(floatType(x.dtype))
+	inner := x.Add(x.Square().Mul(x).MulScalar(0.044715)).MulScalar(math.Sqrt(2 / math.Pi))
+	return x.MulScalar(0.5).Mul(inner.Tanh().AddScalar(1))
+}
+
 // SiLU returns x·sigmoid(x).
 func (x *Tensor) SiLU() *Tensor { return x.unary(OpSiLU) }
 
@@ -90,8 +103,18 @@ func (x *Tensor) Softplus(beta, threshold float64) *Tensor {
 // Erf returns the error function.
 func (x *Tensor) Erf() *Tensor { return x.unary(OpErf) }
 
-// PowScalar returns x raised to the power p.
-func (x *Tensor) PowScalar(p float64) *Tensor { return x.unary(OpPowScalar, p) }
+// PowScalar returns x raised to the power p. As in PyTorch, p = 0.5 is
+// Sqrt and p = -0.5 is Rsqrt (so (-Inf)^0.5 is NaN, not +Inf as in
+// math.Pow).
+func (x *Tensor) PowScalar(p float64) *Tensor {
+	switch p {
+	case 0.5:
+		return x.Sqrt()
+	case -0.5:
+		return x.Rsqrt()
+	}
+	return x.unary(OpPowScalar, p)
+}
 
 // Clamp limits x to [lo, hi]; use math.Inf for a missing bound. NaN
 // stays NaN.
@@ -118,13 +141,14 @@ func (x *Tensor) SubScalar(s float64) *Tensor { return x.unary(OpAddScalar, -s) 
 // MulScalar returns x · s.
 func (x *Tensor) MulScalar(s float64) *Tensor { return x.unary(OpMulScalar, s) }
 
-// DivScalar returns x / s, computed as x · (1/s) like PyTorch's CPU
-// kernels; integer tensors give Float32.
+// DivScalar returns x / s with a true division, as PyTorch computes it
+// (s is first rounded to x's dtype; x · (1/s) would differ in the last
+// bit); integer tensors give Float32.
 func (x *Tensor) DivScalar(s float64) *Tensor {
 	if !x.dtype.IsFloat() {
 		x = x.Cast(Float32)
 	}
-	return x.unary(OpMulScalar, 1/s)
+	return x.Div(Scalar(s, x.dtype, x.Device()))
 }
 
 // RSub returns s - x.
@@ -174,6 +198,14 @@ func (x *Tensor) AddScaled(y *Tensor, alpha float64) *Tensor {
 
 // Sub returns x - y with broadcasting.
 func (x *Tensor) Sub(y *Tensor) *Tensor { return x.binary(OpSub, y) }
+
+// SubScaled returns x - alpha·y, as torch.sub(x, y, alpha=alpha).
+func (x *Tensor) SubScaled(y *Tensor, alpha float64) *Tensor {
+	if alpha == 1 {
+		return x.Sub(y)
+	}
+	return x.Sub(y.MulScalar(alpha))
+}
 
 // Mul returns x · y with broadcasting.
 func (x *Tensor) Mul(y *Tensor) *Tensor { return x.binary(OpMul, y) }

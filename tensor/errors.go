@@ -52,6 +52,8 @@ func (e *Error) Error() string {
 			}
 		}
 		b.WriteString(")")
+	} else if len(e.Devices) > 0 {
+		fmt.Fprintf(&b, " (on %v)", e.Devices[0])
 	}
 	return b.String()
 }

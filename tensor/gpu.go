@@ -19,3 +19,7 @@ func deviceDescription(d Device) string { return d.String() }
 
 // gpuEmptyCache empties the GPU allocator's cache when a GPU is open.
 func gpuEmptyCache() {}
+
+// TestGPU returns a GPU device of any adapter type (a CPU adapter such as
+// lavapipe included) for tests, or why none opens.
+func TestGPU() (Device, error) { return Device{}, errNoGPUBackend }

@@ -167,16 +167,24 @@ func (x *Tensor) Gather(dim int, index *Tensor) *Tensor {
 
 // ScatterAdd returns x with src added at index along dim:
 // out[i][index[i][j][k]][k] += src[i][j][k] for dim 1, as torch.scatter_add.
-// index and src have the same shape.
+// index, src and x have the same rank; index is no larger than src in any
+// dim and no larger than x off dim. Only the part of src that index
+// covers (its leading corner) is read, as in PyTorch.
 func (x *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
 	checkIndex("ScatterAdd", x, index)
 	d := x.normDim("ScatterAdd", dim)
-	if !slices.Equal(index.shape, src.shape) || index.Dim() != x.Dim() {
-		fail("ScatterAdd", ErrShape, "index and source must have the same shape and the input's rank", x, index, src)
+	if index.Dim() != x.Dim() || src.Dim() != x.Dim() {
+		fail("ScatterAdd", ErrShape, "index and source must have the input's rank", x, index, src)
+	}
+	for i := range index.shape {
+		if index.shape[i] > src.shape[i] || (i != d && index.shape[i] > x.shape[i]) {
+			fail("ScatterAdd", ErrShape, fmt.Sprintf("index size %d at dim %d exceeds the source's or the input's", index.shape[i], i), x, index, src)
+		}
 	}
 	src = src.Cast(x.dtype)
 	out := x.Detach().Clone()
-	indexError("ScatterAdd", backendOf(x.Device()).scatterAdd(out, index, src, d), x, index, src)
+	read := rawView(src, slices.Clone(index.shape), src.strides, src.offset) // the corner index covers
+	indexError("ScatterAdd", backendOf(x.Device()).scatterAdd(out, index, read, d), x, index, src)
 	return record(out, OpScatterAdd, Attrs{Dim: d, Index: index}, x, src)
 }
 

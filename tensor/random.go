@@ -65,16 +65,24 @@ func random(op string, normal bool, shape []int, a, b float64, opts []Option) *T
 // Rand returns uniform samples in [0, 1).
 func Rand(shape []int, opts ...Option) *Tensor { return random("Rand", false, shape, 0, 1, opts) }
 
-// Uniform returns uniform samples in [lo, hi).
+// Uniform returns uniform samples in [lo, hi). It panics with
+// ErrArgument unless lo <= hi, both finite.
 func Uniform(shape []int, lo, hi float64, opts ...Option) *Tensor {
+	if !(lo <= hi) || math.IsInf(hi-lo, 0) {
+		failf("Uniform", ErrArgument, nil, "expects a finite range [lo, hi) with lo <= hi, got lo=%g hi=%g", lo, hi)
+	}
 	return random("Uniform", false, shape, lo, hi, opts)
 }
 
 // Randn returns samples of the standard normal distribution.
 func Randn(shape []int, opts ...Option) *Tensor { return random("Randn", true, shape, 0, 1, opts) }
 
-// Normal returns samples of the normal distribution N(mean, std²).
+// Normal returns samples of the normal distribution N(mean, std²). It
+// panics with ErrArgument for a negative or NaN std.
 func Normal(shape []int, mean, std float64, opts ...Option) *Tensor {
+	if !(std >= 0) {
+		failf("Normal", ErrArgument, nil, "expects std >= 0, got %g", std)
+	}
 	return random("Normal", true, shape, mean, std, opts)
 }
 
@@ -85,10 +93,18 @@ func RandLike(t *Tensor, opts ...Option) *Tensor { return Rand(t.shape, like(t, 
 func RandnLike(t *Tensor, opts ...Option) *Tensor { return Randn(t.shape, like(t, opts)...) }
 
 // RandInt returns integers drawn uniformly from [low, high), Int32 by
-// default, as torch.randint.
+// default (PyTorch: int64), as torch.randint. Each integer is
+// floor(u·(high-low)) + low for a uniform u with 24 random bits, so the
+// range may hold at most 2²⁴ integers, and low and high must fit in
+// Int32; otherwise RandInt panics with ErrArgument.
 func RandInt(low, high int, shape []int, opts ...Option) *Tensor {
-	if high <= low {
+	switch {
+	case high <= low:
 		failf("RandInt", ErrArgument, nil, "empty range [%d, %d)", low, high)
+	case low < math.MinInt32 || high-1 > math.MaxInt32:
+		failf("RandInt", ErrArgument, nil, "range [%d, %d) does not fit in int32, Tessera's integer type", low, high)
+	case high-low > 1<<24:
+		failf("RandInt", ErrArgument, nil, "range [%d, %d) holds more than 2^24 integers (a uniform draw has 24 random bits)", low, high)
 	}
 	o := makeOptions(append([]Option{Of(Int32)}, opts...))
 	u := random("RandInt", false, shape, 0, 1, []Option{Of(Float32), On(o.device), WithGenerator(o.generator())})
@@ -99,8 +115,13 @@ func RandInt(low, high int, shape []int, opts ...Option) *Tensor {
 }
 
 // Bernoulli returns 1 with probability p and 0 otherwise, elementwise
-// for a tensor of probabilities p, in p's dtype.
+// for a tensor of probabilities p, in p's dtype. It panics with
+// ErrArgument when a probability lies outside [0, 1].
 func Bernoulli(p *Tensor, opts ...Option) *Tensor {
+	p.storage("Bernoulli")
+	if p.Numel() > 0 && p.Lt(ZerosLike(p)).LogicalOr(p.GtScalar(1)).Sum().Item() > 0 {
+		fail("Bernoulli", ErrArgument, "probabilities must lie in [0, 1]", p)
+	}
 	o := makeOptions(like(p, opts))
 	u := Rand(p.shape, Of(floatType(p.dtype)), On(p.Device()), WithGenerator(o.generator()))
 	return u.Lt(p).Cast(p.dtype)
@@ -109,7 +130,8 @@ func Bernoulli(p *Tensor, opts ...Option) *Tensor {
 // Multinomial draws n category indices (Int32) per row of probs (1-D or
 // 2-D non-negative weights, not necessarily normalised), as
 // torch.multinomial. Without replacement, n may not exceed the number of
-// categories with non-zero weight.
+// categories; as in PyTorch, categories of zero weight are drawn, in
+// index order, only after every category of positive weight.
 func Multinomial(probs *Tensor, n int, replacement bool, opts ...Option) *Tensor {
 	if probs.Dim() < 1 || probs.Dim() > 2 {
 		fail("Multinomial", ErrShape, "probabilities must be 1-D or 2-D", probs)
@@ -143,7 +165,10 @@ func Multinomial(probs *Tensor, n int, replacement bool, opts ...Option) *Tensor
 		// Gumbel-top-n: the n largest log p - log(-log U) are a sample
 		// without replacement in draw order.
 		u := Uniform([]int{rows, k}, math.SmallestNonzeroFloat32, 1, Of(p.dtype), On(p.Device()), WithGenerator(o.generator()))
-		keys := p.Log().Sub(u.Log().Neg().Log())
+		// Zero weights get a finite key far below every positive weight's
+		// (log p >= -104 in float32), so they come last, without repeats;
+		// drawn categories get -Inf.
+		keys := p.Log().ClampMin(-1e30).Sub(u.Log().Neg().Log())
 		cols := make([]*Tensor, n)
 		for j := range cols {
 			idx := keys.ArgMaxDim(1, true) // (rows, 1)

@@ -187,9 +187,18 @@ func (x *Tensor) Var(dims []int, correction int, keepDim bool) *Tensor {
 	return d.Square().SumDims(dims, keepDim).DivScalar(float64(n - correction))
 }
 
-// Std returns the square root of Var.
+// Std returns the square root of Var. Where the deviation is 0 its
+// gradient is 0, as in PyTorch (not the infinite slope of √ at 0).
 func (x *Tensor) Std(dims []int, correction int, keepDim bool) *Tensor {
-	return x.Var(dims, correction, keepDim).Sqrt()
+	return sqrtZeroGrad(x.Var(dims, correction, keepDim))
+}
+
+// sqrtZeroGrad returns √v whose gradient is 0 where v is 0, the
+// convention of PyTorch's std and norm backward. The zeros go through √1
+// so that no 0/0 appears in the gradient.
+func sqrtZeroGrad(v *Tensor) *Tensor {
+	zero := v.Detach().EqScalar(0)
+	return v.MaskedFill(zero, 1).Sqrt().MaskedFill(zero, 0)
 }
 
 // LogSumExp returns log Σ exp(x) over dims, computed stably by
@@ -206,12 +215,13 @@ func (x *Tensor) LogSumExp(dims []int, keepDim bool) *Tensor {
 }
 
 // Norm returns the p-norm over dims (all when empty): (Σ|x|ᵖ)^(1/p),
-// with p = +Inf the largest |x|.
+// with p = +Inf the largest |x|, as torch.linalg.vector_norm. The
+// gradient of the 2-norm of a zero vector is 0, as in PyTorch.
 func (x *Tensor) Norm(p float64, dims []int, keepDim bool) *Tensor {
 	x = x.Cast(floatType(x.dtype))
 	switch {
 	case p == 2:
-		return x.Square().SumDims(dims, keepDim).Sqrt()
+		return sqrtZeroGrad(x.Square().SumDims(dims, keepDim))
 	case p == 1:
 		return x.Abs().SumDims(dims, keepDim)
 	case math.IsInf(p, 1):

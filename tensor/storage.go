@@ -27,8 +27,13 @@ func newStorage(dt DType, n int, dev Device) *storage {
 	}
 	s := &storage{dtype: dt, device: dev, n: n, buf: buf}
 	s.refs.Store(1)
+	liveStorages.Add(1)
 	return s
 }
+
+// liveStorages counts storages whose memory has not gone back to their
+// backend, on every device: what leak tests watch.
+var liveStorages atomic.Int64
 
 func (s *storage) retain() { s.refs.Add(1) }
 
@@ -39,6 +44,7 @@ func (s *storage) release() {
 	case r == 0:
 		buf := s.buf
 		s.buf = nil
+		liveStorages.Add(-1)
 		backendOf(s.device).free(s.dtype, buf)
 	case r < 0:
 		panic("tensor: storage released more times than retained")
