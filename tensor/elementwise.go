@@ -14,14 +14,13 @@ func (x *Tensor) unary(op Op, p ...float64) *Tensor {
 	x.storage(op.String())
 	dt := x.dtype
 	switch {
+	case dt == Bool && intOK[op] && !hasFraction(p):
+		dt = Int32
 	case dt == Bool:
 		dt = Float32
-		if intOK[op] {
-			dt = Int32
-		}
 	case dt == Int32 && !intOK[op]:
 		dt = Float32
-	case dt == Int32 && slices.ContainsFunc(p, func(v float64) bool { return v != math.Trunc(v) }):
+	case dt == Int32 && hasFraction(p):
 		dt = Float32 // an integer tensor times 0.5 is a float tensor
 	}
 	x = x.Cast(dt)
@@ -178,8 +177,8 @@ func (x *Tensor) binary(op Op, y *Tensor) *Tensor {
 	case dt == Bool:
 		dt, outDT = Int32, Int32
 	}
-	x, y = x.Cast(dt), y.Cast(dt)
 	shape := broadcastShapes(name, []*Tensor{x, y})
+	x, y = x.Cast(dt), y.Cast(dt)
 	out := newTensor(outDT, shape, x.Device())
 	backendOf(x.Device()).binary(op, out, x.broadcastView(shape), y.broadcastView(shape))
 	return record(out, op, Attrs{}, x, y)
@@ -350,3 +349,8 @@ func (x *Tensor) Float() *Tensor { return x.Cast(Float32) }
 
 // Double returns x as Float64 (CPU only).
 func (x *Tensor) Double() *Tensor { return x.Cast(Float64) }
+
+// hasFraction reports whether a scalar parameter is not a whole number.
+func hasFraction(p []float64) bool {
+	return slices.ContainsFunc(p, func(v float64) bool { return v != math.Trunc(v) })
+}

@@ -96,6 +96,10 @@ func (n *Node) versionError(x *Tensor, which string, was uint64) {
 func (n *Node) Free() {
 	if n.freed.CompareAndSwap(false, true) {
 		n.saved.drop()
+		// Forget the inputs too: a tensor the user keeps after backward
+		// (a loss appended to a log) must not keep every activation of
+		// its graph reachable.
+		n.Inputs = nil
 	}
 }
 

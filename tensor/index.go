@@ -88,6 +88,7 @@ func Stack(ts []*Tensor, dim int) *Tensor {
 
 // checkIndex validates an index tensor for op.
 func checkIndex(op string, x, index *Tensor) {
+	x.storage(op)
 	index.storage(op)
 	if index.dtype != Int32 {
 		fail(op, ErrDType, "indices must be an Int32 tensor", x, index)

@@ -31,9 +31,10 @@ func (a *Tensor) MatMul(b *Tensor) *Tensor {
 	if k != k2 {
 		fail("MatMul", ErrShape, fmt.Sprintf("inner dimensions differ: %d and %d", k, k2), a, b)
 	}
-	batch := broadcastShapes("MatMul", []*Tensor{
-		{shape: aa.shape[:aa.Dim()-2]}, {shape: bb.shape[:bb.Dim()-2]},
-	})
+	batch, ok := broadcastBatch(aa.shape[:aa.Dim()-2], bb.shape[:bb.Dim()-2])
+	if !ok {
+		fail("MatMul", ErrShape, "batch dimensions cannot be broadcast together", a, b)
+	}
 	nb := numel(batch)
 	a3 := aa.Expand(append(clone(batch), m, k)...).Reshape(nb, m, k)
 	b3 := bb.Expand(append(clone(batch), k, n)...).Reshape(nb, k, n)
@@ -73,3 +74,28 @@ func (a *Tensor) Outer(b *Tensor) *Tensor {
 }
 
 func clone(s []int) []int { return append([]int(nil), s...) }
+
+// broadcastBatch broadcasts two batch shapes, reporting false when they
+// do not broadcast.
+func broadcastBatch(a, b []int) ([]int, bool) {
+	n := max(len(a), len(b))
+	out := make([]int, n)
+	for i := range out {
+		da, db := 1, 1
+		if j := i - (n - len(a)); j >= 0 {
+			da = a[j]
+		}
+		if j := i - (n - len(b)); j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db || db == 1:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}

@@ -180,7 +180,7 @@ func TestRandIntFrequencies(t *testing.T) {
 	}
 }
 
-func TestBernoulliFrequencies(t *testing.T) {
+func TestRandomBernoulli(t *testing.T) {
 	tensor.ManualSeed(14)
 	const p = 0.3
 	x := tensor.Bernoulli(tensor.Full([]int{nSamples}, p))
@@ -212,7 +212,7 @@ func TestBernoulliFrequencies(t *testing.T) {
 	within(t, "frequency at p=0.5", cols[2]/(nSamples/4), 0.5, math.Sqrt(0.25/(nSamples/4)))
 }
 
-func TestMultinomialWithReplacement(t *testing.T) {
+func TestRandomMultinomialWithReplacement(t *testing.T) {
 	tensor.ManualSeed(15)
 	weights := []float32{1, 2, 0, 3, 4} // unnormalised, with a zero
 	x := tensor.Multinomial(tensor.New(weights), nSamples, true)
@@ -248,7 +248,7 @@ func TestMultinomialWithReplacement(t *testing.T) {
 	}
 }
 
-func TestMultinomialWithoutReplacement(t *testing.T) {
+func TestRandomMultinomialWithoutReplacement(t *testing.T) {
 	tensor.ManualSeed(16)
 	p := []float64{0.1, 0.2, 0.3, 0.4}
 	const rows = 40_000
@@ -299,7 +299,7 @@ func TestMultinomialWithoutReplacement(t *testing.T) {
 	}
 }
 
-func TestManualSeedReproducible(t *testing.T) {
+func TestRandomManualSeedReproducible(t *testing.T) {
 	tensor.ManualSeed(42)
 	a := tensor.Rand([]int{100}).Float32s()
 	b := tensor.Rand([]int{100}).Float32s()
@@ -320,7 +320,7 @@ func TestManualSeedReproducible(t *testing.T) {
 	}
 }
 
-func TestWithGeneratorIsIndependent(t *testing.T) {
+func TestRandomWithGeneratorIsIndependent(t *testing.T) {
 	tensor.ManualSeed(7)
 	want := tensor.Rand([]int{16}).Float32s()
 	tensor.ManualSeed(7)
