@@ -16,5 +16,6 @@
 // backward through the same graph is an error unless the first passed
 // RetainGraph. CreateGraph records the backward pass itself, so gradients
 // can be differentiated again. Check compares the gradients Backward
-// computes with central finite differences.
+// computes with central finite differences, and CheckSecondOrder does
+// the same for the gradients of gradients.
 package autograd

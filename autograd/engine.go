@@ -74,8 +74,8 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 			fail("grad can be implicitly created only for scalar outputs; pass GradOutput", y)
 		}
 		g = tensor.OnesLike(y)
-	} else if !slices.Equal(g.Shape(), y.Shape()) {
-		fail("GradOutput must have the output's shape", y, g)
+	} else if !slices.Equal(g.Shape(), y.Shape()) || g.DType() != y.DType() || g.Device() != y.Device() {
+		fail("GradOutput must have the output's shape, dtype and device", y, g)
 	}
 
 	wanted := map[*tensor.Tensor][]int{}
@@ -188,8 +188,8 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 // tensor that requires grad there, the number of edges from its
 // consumers (the dependency counts of the reverse walk), and, when
 // pruning for Grad, which tensors lie on a path to a wanted one. It
-// panics with ErrAutograd, before any gradient is computed, if a node
-// backward would run was freed by an earlier backward.
+// panics with ErrAutograd, before any gradient is computed, if it meets
+// a node freed by an earlier backward.
 func discover(y *tensor.Tensor, wanted map[*tensor.Tensor][]int, prune bool) (deps map[*tensor.Tensor]int, needed map[*tensor.Tensor]bool) {
 	deps = map[*tensor.Tensor]int{}
 	if prune {
@@ -204,6 +204,11 @@ func discover(y *tensor.Tensor, wanted map[*tensor.Tensor][]int, prune bool) (de
 	for len(stack) > 0 {
 		f := &stack[len(stack)-1]
 		n := f.t.Source()
+		if n != nil && f.next == 0 && n.Freed() {
+			// A freed node has forgotten its inputs, so whether the walk
+			// needs it is unknown: refuse, as a second backward.
+			n.Input(0) // panics with the "backward a second time" error
+		}
 		if n != nil && f.next < len(n.Inputs) {
 			in := n.Inputs[f.next]
 			f.next++
@@ -217,15 +222,10 @@ func discover(y *tensor.Tensor, wanted map[*tensor.Tensor][]int, prune bool) (de
 			continue
 		}
 		// All inputs of f.t are done: it is needed if it is wanted or
-		// leads to a wanted tensor, and its node runs if an input is.
-		runs := n != nil
+		// leads to a wanted tensor.
 		if prune {
-			runs = runs && needsAny(needed, n.Inputs)
 			_, w := wanted[f.t]
-			needed[f.t] = w || runs
-		}
-		if runs && n.Freed() {
-			n.Input(0) // panics with the "backward a second time" error
+			needed[f.t] = w || (n != nil && needsAny(needed, n.Inputs))
 		}
 		stack = stack[:len(stack)-1]
 	}
@@ -286,16 +286,27 @@ func SumToShape(g *tensor.Tensor, shape []int) *tensor.Tensor {
 	return g.Reshape(shape...)
 }
 
-// accumulate adds g to t's stored gradient.
+// accumulate adds g to t's stored gradient. The first gradient is
+// copied, as PyTorch's AccumulateGrad copies one it cannot steal: g may
+// be an expanded view, or shared with another input's gradient or with
+// GradOutput, and a leaf's Grad must be its own contiguous tensor that
+// in-place updates (clipping, zeroing) can change alone. Without
+// CreateGraph the stored gradient is detached; with it, it keeps its
+// history, so it can be differentiated again.
 func accumulate(t, g *tensor.Tensor, createGraph bool) {
+	if !createGraph {
+		d := g.Detach()
+		defer d.Release()
+		g = d
+	}
 	if prev := t.Grad(); prev != nil {
-		if createGraph {
-			g = prev.Add(g)
-		} else {
-			g = prev.Detach().Add(g)
+		if !createGraph {
+			prev = prev.Detach()
+			defer prev.Release()
 		}
-	} else if !createGraph {
-		g = g.Detach()
+		g = prev.Add(g)
+	} else {
+		g = g.Clone()
 	}
 	t.SetGrad(g)
 }

@@ -87,6 +87,40 @@ func TestSharedGradients(t *testing.T) {
 	})
 }
 
+// TestGradsAreOwned: the Grad a leaf receives is its own contiguous
+// tensor, even when the engine passed one gradient to several inputs
+// (Add) or as an expanded view (Sum), so in-place updates of one Grad
+// (clipping, zeroing) leave the others and GradOutput alone.
+func TestGradsAreOwned(t *testing.T) {
+	a, b, c := param(x0), param(x0), param(vals(1, 2, 3, 4, 5))
+	seedGrad := tensor.Ones([]int{5}, tensor.Of(tensor.Float64))
+	autograd.Backward(a.Add(b).Add(c.Sum()), autograd.GradOutput(seedGrad))
+	for name, p := range map[string]*tensor.Tensor{"a": a, "b": b, "c": c} {
+		g := p.Grad()
+		if !g.IsContiguous() {
+			t.Errorf("%s.Grad() is not contiguous: strides %v", name, g.Strides())
+		}
+		if g.SharesStorage(seedGrad) {
+			t.Errorf("%s.Grad() shares storage with GradOutput", name)
+		}
+	}
+	if a.Grad().SharesStorage(b.Grad()) {
+		t.Error("a.Grad() and b.Grad() share storage")
+	}
+	if err := tensor.Catch(func() {
+		tensor.NoGrad(func() {
+			a.Grad().MulScalarInPlace(10)
+			c.Grad().MulScalarInPlace(10)
+		})
+	}); err != nil {
+		t.Fatalf("in-place update of a Grad: %v", err)
+	}
+	near(t, "a.Grad", a.Grad().Float64s(), vals(10, 10, 10, 10, 10), 0)
+	near(t, "b.Grad", b.Grad().Float64s(), vals(1, 1, 1, 1, 1), 0)
+	near(t, "c.Grad", c.Grad().Float64s(), vals(50, 50, 50, 50, 50), 0)
+	near(t, "GradOutput", seedGrad.Float64s(), vals(1, 1, 1, 1, 1), 0)
+}
+
 // TestGradLeavesGradAlone: Grad returns gradients and touches no Grad.
 func TestGradLeavesGradAlone(t *testing.T) {
 	x, w := param(x0), param(vals(1, 2, 3, 4, 5))
@@ -147,6 +181,12 @@ func TestNonScalarNeedsGradOutput(t *testing.T) {
 	})
 	if !errors.Is(e, tensor.ErrAutograd) {
 		t.Errorf("GradOutput of the wrong shape: %v, want ErrAutograd", e)
+	}
+	e = mustPanic(t, func() {
+		autograd.Backward(x.MulScalar(3), autograd.GradOutput(tensor.Ones([]int{5}, tensor.Of(tensor.Float32))))
+	})
+	if !errors.Is(e, tensor.ErrAutograd) {
+		t.Errorf("GradOutput of the wrong dtype: %v, want ErrAutograd", e)
 	}
 }
 
@@ -319,31 +359,27 @@ func TestInplaceCheck(t *testing.T) {
 }
 
 // TestSavedTensorsFreed: backward frees what the forward pass saved,
-// unless RetainGraph keeps it.
+// unless RetainGraph keeps it, and a freed node forgets its inputs.
 func TestSavedTensorsFreed(t *testing.T) {
-	nodes := func(y *tensor.Tensor) []*tensor.Node {
-		var ns []*tensor.Node
-		for t := y; t != nil && t.Source() != nil; t = t.Source().Inputs[0] {
-			ns = append(ns, t.Source())
-		}
-		return ns
-	}
 	x := param(x0)
 	y := x.Exp().Tanh().Square().Sum()
+	var nodes []*tensor.Node
+	for t := y; t.Source() != nil; t = t.Source().Inputs[0] {
+		nodes = append(nodes, t.Source())
+	}
+	if len(nodes) < 4 {
+		t.Fatalf("%d nodes, want at least 4", len(nodes))
+	}
 	autograd.Backward(y, autograd.RetainGraph())
-	for _, n := range nodes(y) {
+	for _, n := range nodes {
 		if n.Freed() {
 			t.Errorf("%v was freed despite RetainGraph", n.Op)
 		}
 	}
 	autograd.Backward(y)
-	ns := nodes(y)
-	if len(ns) < 4 {
-		t.Fatalf("%d nodes, want at least 4", len(ns))
-	}
-	for _, n := range ns {
-		if !n.Freed() {
-			t.Errorf("%v still holds its saved tensors after backward", n.Op)
+	for _, n := range nodes {
+		if !n.Freed() || n.Inputs != nil {
+			t.Errorf("%v after backward: Freed %v, Inputs %v", n.Op, n.Freed(), n.Inputs)
 		}
 	}
 }
