@@ -1,0 +1,42 @@
+// Package devtest gives tests the devices to run on: the CPU always, and
+// the first GPU adapter that opens (lavapipe included) whenever one does.
+// With TESSERA_REQUIRE_GPU=1, as in CI, a missing GPU fails the test
+// instead of being skipped, so a broken runner cannot pass silently.
+package devtest
+
+import (
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+var probe = sync.OnceValues(func() (tensor.Device, error) { return tensor.TestGPU() })
+
+// Devices returns the CPU and, when an adapter opens, a GPU.
+func Devices(tb testing.TB) []tensor.Device {
+	if g, ok := GPU(tb); ok {
+		return []tensor.Device{tensor.CPU, g}
+	}
+	return []tensor.Device{tensor.CPU}
+}
+
+// GPU returns a GPU device for tests, of any adapter type. Without one it
+// logs why and returns false, or fails the test when
+// TESSERA_REQUIRE_GPU=1.
+func GPU(tb testing.TB) (tensor.Device, bool) {
+	tb.Helper()
+	d, err := probe()
+	if err != nil {
+		if Required() {
+			tb.Fatalf("TESSERA_REQUIRE_GPU=1 but no GPU opens: %v", err)
+		}
+		tb.Logf("no GPU, running on the CPU only: %v", err)
+		return tensor.Device{}, false
+	}
+	return d, true
+}
+
+// Required reports whether TESSERA_REQUIRE_GPU=1.
+func Required() bool { return os.Getenv("TESSERA_REQUIRE_GPU") == "1" }

@@ -1,0 +1,193 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// RNNCell is torch.nn.RNNCell with the tanh non-linearity:
+//
+//	h' = tanh(x·W_ihᵀ + b_ih + h·W_hhᵀ + b_hh)
+//
+// WeightIH is (hidden, input), WeightHH (hidden, hidden), the biases
+// (hidden); nil biases are left out.
+type RNNCell struct {
+	WeightIH, WeightHH, BiasIH, BiasHH *tensor.Tensor
+}
+
+// NewRNNCell returns an RNNCell with every weight and bias drawn from
+// U(-1/√hidden, 1/√hidden), as PyTorch initialises recurrent layers.
+// opts are those of NewLinear.
+func NewRNNCell(input, hidden int, opts ...tensor.Option) *RNNCell {
+	b := 1 / math.Sqrt(float64(hidden))
+	return &RNNCell{
+		WeightIH: uniformParam([]int{hidden, input}, b, opts),
+		WeightHH: uniformParam([]int{hidden, hidden}, b, opts),
+		BiasIH:   uniformParam([]int{hidden}, b, opts),
+		BiasHH:   uniformParam([]int{hidden}, b, opts),
+	}
+}
+
+// Forward returns the next hidden state for input x, (batch, input) or
+// (input), and hidden state h of the matching shape (batch, hidden) or
+// (hidden); nil h means zeros.
+func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
+	h = zeroState("RNNCell", x, h, c.WeightHH.Size(1))
+	return Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH)).Tanh()
+}
+
+// Parameters returns WeightIH, WeightHH, BiasIH, BiasHH (those not nil).
+func (c *RNNCell) Parameters() []*tensor.Tensor {
+	return params(c.WeightIH, c.WeightHH, c.BiasIH, c.BiasHH)
+}
+
+// To moves the parameters to dev.
+func (c *RNNCell) To(dev tensor.Device) {
+	for _, p := range []**tensor.Tensor{&c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH} {
+		moveParam(p, dev)
+	}
+}
+
+// LSTMCell is torch.nn.LSTMCell. The gates are stacked in PyTorch's
+// order i, f, g, o: WeightIH is (4·hidden, input), WeightHH
+// (4·hidden, hidden), BiasIH and BiasHH (4·hidden), both added:
+//
+//	i = σ(·), f = σ(·), g = tanh(·), o = σ(·)   of x·W_ihᵀ + b_ih + h·W_hhᵀ + b_hh
+//	c' = f⊙c + i⊙g
+//	h' = o⊙tanh(c')
+//
+// Karpathy's lstm.py stacks the gates as i, f, o, g in one matrix with
+// the bias as row 0; permute the blocks to convert.
+type LSTMCell struct {
+	WeightIH, WeightHH, BiasIH, BiasHH *tensor.Tensor
+}
+
+// NewLSTMCell returns an LSTMCell with every weight and bias drawn from
+// U(-1/√hidden, 1/√hidden), as PyTorch does. opts are those of NewLinear.
+func NewLSTMCell(input, hidden int, opts ...tensor.Option) *LSTMCell {
+	b := 1 / math.Sqrt(float64(hidden))
+	return &LSTMCell{
+		WeightIH: uniformParam([]int{4 * hidden, input}, b, opts),
+		WeightHH: uniformParam([]int{4 * hidden, hidden}, b, opts),
+		BiasIH:   uniformParam([]int{4 * hidden}, b, opts),
+		BiasHH:   uniformParam([]int{4 * hidden}, b, opts),
+	}
+}
+
+// Forward returns the next hidden and cell states for input x,
+// (batch, input) or (input), and states h, c of shape (batch, hidden) or
+// (hidden); nil states mean zeros.
+func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
+	hidden := l.WeightHH.Size(1)
+	h = zeroState("LSTMCell", x, h, hidden)
+	c = zeroState("LSTMCell", x, c, hidden)
+	gates := Linear(x, l.WeightIH, l.BiasIH).Add(Linear(h, l.WeightHH, l.BiasHH))
+	g := gates.Chunk(4, -1)
+	i, f, cand, o := g[0].Sigmoid(), g[1].Sigmoid(), g[2].Tanh(), g[3].Sigmoid()
+	c2 = f.Mul(c).Add(i.Mul(cand))
+	return o.Mul(c2.Tanh()), c2
+}
+
+// Parameters returns WeightIH, WeightHH, BiasIH, BiasHH (those not nil).
+func (l *LSTMCell) Parameters() []*tensor.Tensor {
+	return params(l.WeightIH, l.WeightHH, l.BiasIH, l.BiasHH)
+}
+
+// To moves the parameters to dev.
+func (l *LSTMCell) To(dev tensor.Device) {
+	for _, p := range []**tensor.Tensor{&l.WeightIH, &l.WeightHH, &l.BiasIH, &l.BiasHH} {
+		moveParam(p, dev)
+	}
+}
+
+// zeroState returns s, or zeros of x's batch shape with size hidden when
+// s is nil, checking s's shape.
+func zeroState(op string, x, s *tensor.Tensor, hidden int) *tensor.Tensor {
+	if x.Dim() < 1 || x.Dim() > 2 {
+		fail(op, tensor.ErrShape, "the input must be (batch, input) or (input)", x)
+	}
+	want := append(x.Shape()[:x.Dim()-1], hidden)
+	if s == nil {
+		return tensor.Zeros(want, tensor.Of(x.DType()), tensor.On(x.Device()))
+	}
+	if !slices.Equal(s.Shape(), want) {
+		fail(op, tensor.ErrShape, fmt.Sprintf("the state must have shape %v", want), x, s)
+	}
+	return s
+}
+
+// LSTM is torch.nn.LSTM without dropout, bidirectionality or
+// projections: a stack of LSTMCells, layer l+1 reading the hidden states
+// of layer l. Inputs are laid out (seq, batch, input).
+type LSTM struct {
+	Cells []*LSTMCell
+}
+
+// NewLSTM returns an LSTM of layers stacked cells (input → hidden, then
+// hidden → hidden), initialised as NewLSTMCell. It panics with
+// ErrArgument when layers < 1.
+func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
+	if layers < 1 {
+		fail("NewLSTM", tensor.ErrArgument, fmt.Sprintf("need at least one layer, got %d", layers))
+	}
+	m := &LSTM{}
+	for l := 0; l < layers; l++ {
+		in := input
+		if l > 0 {
+			in = hidden
+		}
+		m.Cells = append(m.Cells, NewLSTMCell(in, hidden, opts...))
+	}
+	return m
+}
+
+// Forward runs the LSTM over x (seq, batch, input) from initial states
+// h0, c0 (layers, batch, hidden), nil meaning zeros, and returns the last
+// layer's hidden state at every step, out (seq, batch, hidden), and the
+// final states hn, cn (layers, batch, hidden), as torch.nn.LSTM returns
+// output, (h_n, c_n). It panics with ErrShape when x is not 3-D or a
+// state has the wrong shape.
+func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
+	if x.Dim() != 3 {
+		fail("LSTM", tensor.ErrShape, "the input must be (seq, batch, input)", x)
+	}
+	steps := make([]*tensor.Tensor, x.Size(0))
+	for t := range steps {
+		steps[t] = x.Select(0, t)
+	}
+	var hs, cs []*tensor.Tensor
+	for l, cell := range m.Cells {
+		var h, c *tensor.Tensor
+		if h0 != nil {
+			h = h0.Select(0, l)
+		}
+		if c0 != nil {
+			c = c0.Select(0, l)
+		}
+		for t, xt := range steps {
+			h, c = cell.Forward(xt, h, c)
+			steps[t] = h
+		}
+		hs, cs = append(hs, h), append(cs, c)
+	}
+	return tensor.Stack(steps, 0), tensor.Stack(hs, 0), tensor.Stack(cs, 0)
+}
+
+// Parameters returns the parameters of every cell, layer by layer.
+func (m *LSTM) Parameters() []*tensor.Tensor {
+	var out []*tensor.Tensor
+	for _, c := range m.Cells {
+		out = append(out, c.Parameters()...)
+	}
+	return out
+}
+
+// To moves every cell to dev.
+func (m *LSTM) To(dev tensor.Device) {
+	for _, c := range m.Cells {
+		c.To(dev)
+	}
+}
