@@ -136,7 +136,6 @@ func TestErrorMatMulBatchMismatch(t *testing.T) {
 	}
 }
 
-
 func TestErrorFields(t *testing.T) {
 	a := tensor.Zeros([]int{2, 3})
 	b := tensor.Ones([]int{4})
