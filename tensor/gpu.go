@@ -1,25 +1,169 @@
 package tensor
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
 
-// errNoGPUBackend says why GPU devices cannot be used yet.
-var errNoGPUBackend = errors.New("tensor: the GPU backend is not wired into the dispatch table in this version; use the CPU")
+	"github.com/tessera-ml/tessera/device"
+)
 
-// gpuBackendFor returns the backend for GPU dev.
-func gpuBackendFor(dev Device) (backend, error) { return nil, errNoGPUBackend }
+// The GPU side of the dispatch table: opening adapters lazily (never in
+// init), once per device, and choosing the default device.
 
-// autoGPU reports a real GPU to train on, if the GPU backend finds one.
-func autoGPU() (Device, string, bool) { return Device{}, "", false }
+var gpus struct {
+	sync.Mutex
+	open map[int]*gpuBackend
+	errs map[int]error
+}
+
+// gpuBackendFor returns the backend of GPU dev, opening it on first use.
+func gpuBackendFor(dev Device) (backend, error) {
+	gpus.Lock()
+	defer gpus.Unlock()
+	if b := gpus.open[dev.Index]; b != nil {
+		return b, nil
+	}
+	if err := gpus.errs[dev.Index]; err != nil {
+		return nil, err
+	}
+	b, err := openGPU(dev)
+	if gpus.open == nil {
+		gpus.open, gpus.errs = map[int]*gpuBackend{}, map[int]error{}
+	}
+	if err != nil {
+		err = fmt.Errorf("tensor: cannot open %v: %w", dev, err)
+		gpus.errs[dev.Index] = err
+		return nil, err
+	}
+	gpus.open[dev.Index] = b
+	return b, nil
+}
+
+// openGPU opens adapter dev.Index with the allocator settings of the
+// environment (TESSERA_GPU_BUDGET, TESSERA_GPU_ALLOC).
+func openGPU(dev Device) (*gpuBackend, error) {
+	opts, err := device.OptionsFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	opts.Index, opts.Adapter, opts.AllowCPU = dev.Index, "", true
+	g, err := device.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	// Before reporting out-of-memory, the allocator asks us to collect
+	// dropped tensors: their runtime cleanups release GPU blocks.
+	g.SetReclaim(func() {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // let cleanup goroutines run
+		runtime.GC()
+	})
+	return newGPUBackend(dev, g), nil
+}
+
+// autoGPU reports the first real GPU (not a CPU adapter such as
+// lavapipe), or the adapter TESSERA_ADAPTER names, if the GPU backend
+// has every op it needs.
+func autoGPU() (Device, string, bool) {
+	adapters, err := device.Adapters()
+	if err != nil {
+		return Device{}, "", false
+	}
+	want := strings.ToLower(strings.TrimSpace(envAdapter()))
+	for _, a := range adapters {
+		named := want != "" && strings.Contains(strings.ToLower(a.Name), want)
+		if (want == "" && !a.IsCPU) || named {
+			d := GPU(a.Index)
+			if _, err := gpuBackendFor(d); err != nil {
+				return Device{}, "", false
+			}
+			return d, a.String(), true
+		}
+	}
+	return Device{}, "", false
+}
 
 // gpuUnavailableReason says why DefaultDevice chose the CPU.
-func gpuUnavailableReason() string { return "no GPU backend in this version" }
+func gpuUnavailableReason() string {
+	adapters, err := device.Adapters()
+	switch {
+	case errors.Is(err, device.ErrNotCompiled):
+		return "GPU support was not compiled in (CGO_ENABLED=0)"
+	case err != nil:
+		return "no WebGPU adapter (" + err.Error() + ")"
+	case len(adapters) == 0:
+		return "no WebGPU adapter found"
+	}
+	var names []string
+	for _, a := range adapters {
+		names = append(names, a.Name)
+	}
+	return "no real GPU; only CPU adapters (" + strings.Join(names, ", ") +
+		"), which are slower than the CPU backend: set TESSERA_DEVICE=gpu to use one anyway"
+}
 
 // deviceDescription describes a GPU device (adapter name and type).
-func deviceDescription(d Device) string { return d.String() }
+func deviceDescription(d Device) string {
+	if b, err := gpuBackendFor(d); err == nil {
+		return b.(*gpuBackend).g.Info().String()
+	}
+	return d.String()
+}
 
-// gpuEmptyCache empties the GPU allocator's cache when a GPU is open.
-func gpuEmptyCache() {}
+// gpuEmptyCache empties the caches of the open GPUs.
+func gpuEmptyCache() {
+	gpus.Lock()
+	defer gpus.Unlock()
+	for _, b := range gpus.open {
+		b.g.EmptyCache()
+	}
+}
 
 // TestGPU returns a GPU device of any adapter type (a CPU adapter such as
 // lavapipe included) for tests, or why none opens.
-func TestGPU() (Device, error) { return Device{}, errNoGPUBackend }
+func TestGPU() (Device, error) {
+	adapters, err := device.Adapters()
+	if err != nil {
+		return Device{}, err
+	}
+	if len(adapters) == 0 {
+		return Device{}, device.ErrNoAdapter
+	}
+	d := GPU(adapters[0].Index)
+	for _, a := range adapters {
+		if !a.IsCPU {
+			d = GPU(a.Index)
+			break
+		}
+	}
+	if _, err := gpuBackendFor(d); err != nil {
+		return Device{}, err
+	}
+	return d, nil
+}
+
+// GPUMemStats returns the caching allocator's statistics of GPU dev.
+func GPUMemStats(dev Device) (device.MemStats, error) {
+	b, err := gpuBackendFor(dev)
+	if err != nil {
+		return device.MemStats{}, err
+	}
+	return b.(*gpuBackend).g.Stats(), nil
+}
+
+// GPUDevice returns the runtime of GPU dev, for tools and tests that need
+// its statistics or settings (batch cap, budget).
+func GPUDevice(dev Device) (*device.GPU, error) {
+	b, err := gpuBackendFor(dev)
+	if err != nil {
+		return nil, err
+	}
+	return b.(*gpuBackend).g, nil
+}
+
+func envAdapter() string { return os.Getenv(device.AdapterEnv) }

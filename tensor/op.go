@@ -118,8 +118,10 @@ type opInfo struct {
 	cpuBinary cpu.BinaryOp
 	// wgsl is the op's WGSL expression in x (unary) or x and y (binary),
 	// and p0, p1 for scalar parameters, filled into the elementwise
-	// templates of package kernels/wgsl.
-	wgsl string
+	// templates of package kernels/wgsl. wgslInt replaces it for int32
+	// operands where the float form needs float literals.
+	wgsl    string
+	wgslInt string
 }
 
 // opTable is the op table, indexed by Op.
@@ -128,7 +130,7 @@ var opTable = [numOps]opInfo{
 
 	OpNeg:       {name: "Neg", fam: famUnary, cpuUnary: cpu.Neg, wgsl: "-x"},
 	OpAbs:       {name: "Abs", fam: famUnary, cpuUnary: cpu.Abs, saves: in0, wgsl: "abs(x)"},
-	OpSign:      {name: "Sign", fam: famUnary, cpuUnary: cpu.Sign, wgsl: "sign(x)"},
+	OpSign:      {name: "Sign", fam: famUnary, cpuUnary: cpu.Sign, wgsl: "select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0)", wgslInt: "select(select(0i, -1i, x < 0i), 1i, x > 0i)"},
 	OpExp:       {name: "Exp", fam: famUnary, cpuUnary: cpu.Exp, savesOut: true, wgsl: "exp(x)"},
 	OpLog:       {name: "Log", fam: famUnary, cpuUnary: cpu.Log, saves: in0, wgsl: "log(x)"},
 	OpLog1p:     {name: "Log1p", fam: famUnary, cpuUnary: cpu.Log1p, saves: in0, wgsl: "log1p(x)"},
@@ -137,9 +139,9 @@ var opTable = [numOps]opInfo{
 	OpSquare:    {name: "Square", fam: famUnary, cpuUnary: cpu.Square, saves: in0, wgsl: "x * x"},
 	OpSin:       {name: "Sin", fam: famUnary, cpuUnary: cpu.Sin, saves: in0, wgsl: "sin(x)"},
 	OpCos:       {name: "Cos", fam: famUnary, cpuUnary: cpu.Cos, saves: in0, wgsl: "cos(x)"},
-	OpTanh:      {name: "Tanh", fam: famUnary, cpuUnary: cpu.Tanh, savesOut: true, wgsl: "tanh(x)"},
+	OpTanh:      {name: "Tanh", fam: famUnary, cpuUnary: cpu.Tanh, savesOut: true, wgsl: "select(tanh(x), sign(x), abs(x) > 15.0)"},
 	OpSigmoid:   {name: "Sigmoid", fam: famUnary, cpuUnary: cpu.Sigmoid, savesOut: true, wgsl: "1.0 / (1.0 + exp(-x))"},
-	OpReLU:      {name: "ReLU", fam: famUnary, cpuUnary: cpu.ReLU, savesOut: true, wgsl: "select(x, 0.0, x <= 0.0)"},
+	OpReLU:      {name: "ReLU", fam: famUnary, cpuUnary: cpu.ReLU, savesOut: true, wgsl: "select(x, 0.0, x <= 0.0)", wgslInt: "max(x, 0i)"},
 	OpGELU:      {name: "GELU", fam: famUnary, cpuUnary: cpu.GELU, saves: in0, wgsl: "0.5 * x * (1.0 + erf_(x * 0.7071067811865476))"},
 	OpSiLU:      {name: "SiLU", fam: famUnary, cpuUnary: cpu.SiLU, saves: in0, wgsl: "x / (1.0 + exp(-x))"},
 	OpSoftplus:  {name: "Softplus", fam: famUnary, cpuUnary: cpu.Softplus, saves: in0, wgsl: "select(log1p(exp(p0 * x)) / p0, x, x * p0 > p1)"},
@@ -153,9 +155,9 @@ var opTable = [numOps]opInfo{
 	OpSub:        {name: "Sub", fam: famBinary, cpuBinary: cpu.Sub, wgsl: "x - y"},
 	OpMul:        {name: "Mul", fam: famBinary, cpuBinary: cpu.Mul, saves: in01, wgsl: "x * y"},
 	OpDiv:        {name: "Div", fam: famBinary, cpuBinary: cpu.Div, saves: in01, wgsl: "x / y"},
-	OpPow:        {name: "Pow", fam: famBinary, cpuBinary: cpu.Pow, saves: in01, savesOut: true, wgsl: "pow_(x, y)"},
-	OpMaximum:    {name: "Maximum", fam: famBinary, cpuBinary: cpu.Maximum, saves: in01, wgsl: "select(select(y, x, x > y), x, x != x)"},
-	OpMinimum:    {name: "Minimum", fam: famBinary, cpuBinary: cpu.Minimum, saves: in01, wgsl: "select(select(y, x, x < y), x, x != x)"},
+	OpPow:        {name: "Pow", fam: famBinary, cpuBinary: cpu.Pow, saves: in01, savesOut: true, wgsl: "pow_(x, y)", wgslInt: "i32(pow_(f32(x), f32(y)))"},
+	OpMaximum:    {name: "Maximum", fam: famBinary, cpuBinary: cpu.Maximum, saves: in01, wgsl: "select(select(y, x, x >= y), x, x != x)"},
+	OpMinimum:    {name: "Minimum", fam: famBinary, cpuBinary: cpu.Minimum, saves: in01, wgsl: "select(select(y, x, x <= y), x, x != x)"},
 	OpEq:         {name: "Eq", fam: famBinary, cpuBinary: cpu.Eq, nondiff: true, wgsl: "x == y"},
 	OpNe:         {name: "Ne", fam: famBinary, cpuBinary: cpu.Ne, nondiff: true, wgsl: "x != y"},
 	OpLt:         {name: "Lt", fam: famBinary, cpuBinary: cpu.Lt, nondiff: true, wgsl: "x < y"},

@@ -70,6 +70,11 @@ func train(args []string) error {
 	fmt.Printf("\n%d steps in %v (%.1f steps/s), final training loss %.4f\n", *steps, elapsed.Round(time.Millisecond),
 		float64(*steps)/elapsed.Seconds(), loss)
 	fmt.Printf("test accuracy: %.2f%%\n", 100*accuracy(model, testSet, dev))
+	if dev.Kind == tensor.KindGPU {
+		if s, err := tensor.GPUMemStats(dev); err == nil {
+			fmt.Print(s)
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,342 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/tessera-ml/tessera/device"
+	"github.com/tessera-ml/tessera/kernels/wgsl"
+)
+
+// gpuBackend runs ops as WGSL compute kernels (package kernels/wgsl)
+// through the WebGPU runtime (package device). A storage's buffer is a
+// *device.Buffer of 4-byte elements: f32, i32, or bool stored as u32.
+// Kernels are recorded into the runtime's open batch; reading data
+// flushes and waits.
+type gpuBackend struct {
+	dev Device
+	g   *device.GPU
+	lim wgsl.Limits
+}
+
+func newGPUBackend(dev Device, g *device.GPU) *gpuBackend {
+	c := g.Caps()
+	return &gpuBackend{dev: dev, g: g, lim: wgsl.Limits{
+		MaxWorkgroupSize:          min(c.MaxInvocationsPerWorkgroup, c.MaxWorkgroupSizeX),
+		MaxWorkgroupStorage:       c.MaxWorkgroupStorageSize,
+		MaxWorkgroupsPerDimension: c.MaxWorkgroupsPerDimension,
+	}}
+}
+
+// wgslType names dt's element type in the kernel generators.
+func wgslType(dt DType) string {
+	switch dt {
+	case Int32:
+		return wgsl.I32
+	case Bool:
+		return wgsl.Bool
+	}
+	return wgsl.F32
+}
+
+func wlay(t *Tensor) wgsl.Layout {
+	return wgsl.Layout{Shape: t.shape, Strides: t.strides, Offset: t.offset}
+}
+
+func gbuf(t *Tensor) *device.Buffer { return t.ref.s.buf.(*device.Buffer) }
+
+// check turns an environment failure (out of memory, device lost, a
+// kernel the driver rejects) into the op's panic.
+func (b *gpuBackend) check(op string, err error) {
+	if err != nil {
+		panic(&Error{Op: op, Err: err, Detail: err.Error(), Devices: []Device{b.dev}})
+	}
+}
+
+func (b *gpuBackend) alloc(dt DType, n int) (any, error) {
+	if dt == Float64 {
+		return nil, ErrDType
+	}
+	// Pad to 16 bytes: vec4 kernels read whole vec4s, and WGSL checks
+	// that a binding holds at least one.
+	return b.g.Alloc((int64(n)*4 + 15) &^ 15)
+}
+
+func (b *gpuBackend) free(dt DType, buf any) { b.g.Free(buf.(*device.Buffer)) }
+
+func (b *gpuBackend) write(dst *Tensor, src any) {
+	b.check("write", b.g.Write(gbuf(dst), 0, encode(src)))
+}
+
+func (b *gpuBackend) read(x *Tensor) any {
+	src := x
+	if !x.IsContiguous() {
+		src = newTensor(x.dtype, x.shape, b.dev)
+		defer src.Release()
+		b.copy(src, x)
+	}
+	n := x.Numel()
+	if n == 0 {
+		return decode(x.dtype, nil)
+	}
+	data, err := b.g.Read(gbuf(src), int64(src.offset)*4, int64(n)*4)
+	b.check("read", err)
+	return decode(x.dtype, data)
+}
+
+// encode packs a host slice into 4-byte little-endian elements.
+func encode(src any) []byte {
+	switch s := src.(type) {
+	case []float32:
+		out := make([]byte, 4*len(s))
+		for i, v := range s {
+			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(v))
+		}
+		return out
+	case []int32:
+		out := make([]byte, 4*len(s))
+		for i, v := range s {
+			binary.LittleEndian.PutUint32(out[4*i:], uint32(v))
+		}
+		return out
+	case []bool:
+		out := make([]byte, 4*len(s))
+		for i, v := range s {
+			if v {
+				out[4*i] = 1
+			}
+		}
+		return out
+	}
+	panic("tensor: cannot upload this dtype to the GPU")
+}
+
+func decode(dt DType, data []byte) any {
+	n := len(data) / 4
+	switch dt {
+	case Float32:
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+		return out
+	case Int32:
+		out := make([]int32, n)
+		for i := range out {
+			out[i] = int32(binary.LittleEndian.Uint32(data[4*i:]))
+		}
+		return out
+	case Bool:
+		out := make([]bool, n)
+		for i := range out {
+			out[i] = binary.LittleEndian.Uint32(data[4*i:]) != 0
+		}
+		return out
+	}
+	panic("tensor: no such GPU dtype")
+}
+
+// run records kernel k, binding each of its named buffers.
+func (b *gpuBackend) run(op string, k wgsl.Kernel, err error, bufs map[string]*device.Buffer) {
+	b.check(op, err)
+	if k.Groups[0] == 0 || k.Groups[1] == 0 || k.Groups[2] == 0 {
+		return
+	}
+	binds := make([]device.Binding, len(k.Bindings))
+	for i, kb := range k.Bindings {
+		buf := bufs[kb.Name]
+		if buf == nil {
+			panic("tensor: kernel binding " + kb.Name + " has no buffer")
+		}
+		binds[i] = device.Binding{Buf: buf, ReadOnly: kb.ReadOnly}
+	}
+	b.check(op, b.g.Run(device.Kernel{Source: k.Source, Entry: k.Entry, Bindings: binds, Params: k.Params, Groups: k.Groups}))
+}
+
+// runPlan runs a multi-kernel plan, allocating its scratch buffer.
+func (b *gpuBackend) runPlan(op string, p wgsl.Plan, err error, bufs map[string]*device.Buffer) {
+	b.check(op, err)
+	if p.Scratch > 0 {
+		s, err := b.g.Alloc(p.Scratch)
+		b.check(op, err)
+		defer b.g.Free(s)
+		bufs["scratch"] = s
+	}
+	for _, k := range p.Kernels {
+		b.run(op, k, nil, bufs)
+	}
+}
+
+// elementwise runs expr over dst's shape with inputs already broadcast.
+func (b *gpuBackend) elementwise(op, expr string, p [2]float64, dst *Tensor, ins ...*Tensor) {
+	types := make([]string, len(ins))
+	lays := make([]wgsl.Layout, len(ins))
+	alias := make([]bool, len(ins))
+	bufs := map[string]*device.Buffer{"out": gbuf(dst)}
+	names := []string{"x", "y", "z"}
+	for i, t := range ins {
+		types[i], lays[i] = wgslType(t.dtype), wlay(t)
+		if t.ref.s == dst.ref.s {
+			alias[i] = true
+		} else {
+			bufs[names[i]] = gbuf(t)
+		}
+	}
+	k, err := wgsl.Elementwise(expr, types, wgslType(dst.dtype), wgsl.ElementwiseArgs{
+		Out: wlay(dst), In: lays, Alias: alias, P0: p[0], P1: p[1], Limits: b.lim,
+	})
+	b.run(op, k, err, bufs)
+}
+
+func (b *gpuBackend) fill(dst *Tensor, v float64) {
+	b.elementwise("fill", "p0", [2]float64{v}, dst)
+}
+
+func (b *gpuBackend) copy(dst, x *Tensor) { b.elementwise("copy", "x", [2]float64{}, dst, x) }
+
+func (b *gpuBackend) cast(dst, x *Tensor) {
+	var expr string
+	switch {
+	case dst.dtype == Bool:
+		expr = "x != " + wgslZero(x.dtype)
+	case x.dtype == Bool:
+		expr = "select(" + wgslZero(dst.dtype) + ", " + wgslOne(dst.dtype) + ", x)"
+	default:
+		expr = wgslType(dst.dtype) + "(x)"
+	}
+	b.elementwise("Cast", expr, [2]float64{}, dst, x)
+}
+
+func wgslZero(dt DType) string {
+	switch dt {
+	case Int32:
+		return "0i"
+	case Bool:
+		return "false"
+	}
+	return "0.0"
+}
+
+func wgslOne(dt DType) string {
+	if dt == Int32 {
+		return "1i"
+	}
+	return "1.0"
+}
+
+func (b *gpuBackend) unary(op Op, p [2]float64, dst, x *Tensor) {
+	b.elementwise(op.String(), wgslExpr(op, x.dtype), p, dst, x)
+}
+
+func (b *gpuBackend) binary(op Op, dst, x, y *Tensor) {
+	b.elementwise(op.String(), wgslExpr(op, x.dtype), [2]float64{}, dst, x, y)
+}
+
+// wgslExpr returns op's WGSL expression for operands of type dt: the op
+// table's, or its integer form where the float one has float literals.
+func wgslExpr(op Op, dt DType) string {
+	if dt == Int32 {
+		if e := opTable[op].wgslInt; e != "" {
+			return e
+		}
+	}
+	return opTable[op].wgsl
+}
+
+func (b *gpuBackend) ternary(op Op, s float64, dst, a, x, y *Tensor) {
+	expr := "x + p0 * y * z"
+	if op == OpAddcdiv {
+		expr = "x + p0 * y / z"
+	}
+	b.elementwise(op.String(), expr, [2]float64{s}, dst, a, x, y)
+}
+
+func (b *gpuBackend) where(dst, cond, x, y *Tensor) {
+	b.elementwise("Where", "select(z, y, x)", [2]float64{}, dst, cond, x, y)
+}
+
+var gpuReduceOps = map[Op]string{OpSum: "sum", OpAmax: "max", OpAmin: "min", OpMaxDim: "max", OpMinDim: "min"}
+
+func (b *gpuBackend) reduce(op Op, dst, x *Tensor) {
+	p, err := wgsl.Reduce(gpuReduceOps[op], wgslType(x.dtype), wlay(dst), wlay(x), b.lim)
+	b.runPlan(op.String(), p, err, map[string]*device.Buffer{"out": gbuf(dst), "x": gbuf(x)})
+}
+
+func (b *gpuBackend) argReduce(op Op, vals, idx, x *Tensor, dim int) {
+	bufs := map[string]*device.Buffer{"idx": gbuf(idx), "x": gbuf(x)}
+	var vl *wgsl.Layout
+	if vals != nil {
+		l := wlay(vals)
+		vl = &l
+		bufs["vals"] = gbuf(vals)
+	}
+	k, err := wgsl.ArgReduce(gpuReduceOps[op], wgslType(x.dtype), wlay(idx), vl, wlay(x), dim, b.lim)
+	b.run(op.String(), k, err, bufs)
+}
+
+func (b *gpuBackend) sync() error { return b.g.Sync() }
+
+func (b *gpuBackend) lineArgs(dst, x *Tensor, dim int) wgsl.LineArgs {
+	return wgsl.LineArgs{Out: wlay(dst), X: wlay(x), Dim: dim, InPlace: dst.ref.s == x.ref.s, Limits: b.lim}
+}
+
+func (b *gpuBackend) lineBufs(dst, x *Tensor) map[string]*device.Buffer {
+	bufs := map[string]*device.Buffer{"out": gbuf(dst)}
+	if dst.ref.s != x.ref.s {
+		bufs["x"] = gbuf(x)
+	}
+	return bufs
+}
+
+func (b *gpuBackend) cumsum(dst, x *Tensor, dim int) {
+	k, err := wgsl.CumSum(wgslType(x.dtype), b.lineArgs(dst, x, dim))
+	b.run("CumSum", k, err, b.lineBufs(dst, x))
+}
+
+func (b *gpuBackend) softmax(log bool, dst, x *Tensor, dim int) {
+	k, err := wgsl.Softmax(log, b.lineArgs(dst, x, dim))
+	b.run("Softmax", k, err, b.lineBufs(dst, x))
+}
+
+func (b *gpuBackend) matmul(dst, a, m *Tensor) {
+	k, err := wgsl.MatMul(wlay(dst), wlay(a), wlay(m), b.lim)
+	b.run("MatMul", k, err, map[string]*device.Buffer{"out": gbuf(dst), "a": gbuf(a), "b": gbuf(m)})
+}
+
+// The GPU index kernels skip out-of-range indices instead of reporting
+// them (checking would need a readback, a sync per op): they never write
+// out of bounds, but a bad index gives a zero or an unchanged element
+// where the CPU panics with ErrIndex.
+
+func (b *gpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
+	k, err := wgsl.IndexSelect(wlay(dst), wlay(x), dim, wlay(index), b.lim)
+	b.run("IndexSelect", k, err, map[string]*device.Buffer{"out": gbuf(dst), "x": gbuf(x), "index": gbuf(index)})
+	return nil
+}
+
+func (b *gpuBackend) indexAdd(dst, index, src *Tensor, dim int) error {
+	k, err := wgsl.IndexAdd(wgslType(dst.dtype), wlay(dst), dim, wlay(index), wlay(src), b.lim)
+	b.run("IndexAdd", k, err, map[string]*device.Buffer{"dst": gbuf(dst), "index": gbuf(index), "src": gbuf(src)})
+	return nil
+}
+
+func (b *gpuBackend) gather(dst, x, index *Tensor, dim int) error {
+	k, err := wgsl.Gather(wlay(dst), wlay(x), dim, wlay(index), b.lim)
+	b.run("Gather", k, err, map[string]*device.Buffer{"out": gbuf(dst), "x": gbuf(x), "index": gbuf(index)})
+	return nil
+}
+
+func (b *gpuBackend) scatterAdd(dst, index, src *Tensor, dim int) error {
+	k, err := wgsl.ScatterAdd(wgslType(dst.dtype), wlay(dst), dim, wlay(index), wlay(src), b.lim)
+	b.run("ScatterAdd", k, err, map[string]*device.Buffer{"dst": gbuf(dst), "index": gbuf(index), "src": gbuf(src)})
+	return nil
+}
+
+func (b *gpuBackend) random(normal bool, dst *Tensor, seed, offset uint64, lo, hi float64) {
+	dist := "uniform"
+	if normal {
+		dist = "normal"
+	}
+	k, err := wgsl.Philox(dist, wlay(dst), seed, offset, lo, hi, b.lim)
+	b.run("random", k, err, map[string]*device.Buffer{"out": gbuf(dst)})
+}
