@@ -136,19 +136,29 @@ func decode(dt DType, data []byte) any {
 	panic("tensor: no such GPU dtype")
 }
 
-// run records kernel k, binding each of its named buffers.
+// run records kernel k, binding each of its named buffers whole.
 func (b *gpuBackend) run(op string, k wgsl.Kernel, err error, bufs map[string]*device.Buffer) {
+	binds := make(map[string]device.Binding, len(bufs))
+	for name, buf := range bufs {
+		binds[name] = device.Binding{Buf: buf}
+	}
+	b.runBound(op, k, err, binds)
+}
+
+// runBound records kernel k with the given binding ranges by name.
+func (b *gpuBackend) runBound(op string, k wgsl.Kernel, err error, bufs map[string]device.Binding) {
 	b.check(op, err)
 	if k.Groups[0] == 0 || k.Groups[1] == 0 || k.Groups[2] == 0 {
 		return
 	}
 	binds := make([]device.Binding, len(k.Bindings))
 	for i, kb := range k.Bindings {
-		buf := bufs[kb.Name]
-		if buf == nil {
+		bb, ok := bufs[kb.Name]
+		if !ok {
 			panic("tensor: kernel binding " + kb.Name + " has no buffer")
 		}
-		binds[i] = device.Binding{Buf: buf, ReadOnly: kb.ReadOnly}
+		bb.ReadOnly = kb.ReadOnly
+		binds[i] = bb
 	}
 	b.check(op, b.g.Run(device.Kernel{Source: k.Source, Entry: k.Entry, Bindings: binds, Params: k.Params, Groups: k.Groups}))
 }
@@ -168,24 +178,36 @@ func (b *gpuBackend) runPlan(op string, p wgsl.Plan, err error, bufs map[string]
 }
 
 // elementwise runs expr over dst's shape with inputs already broadcast.
+// Operands whose storage exceeds the per-binding limit are bound by
+// ranges, the dispatch split into chunks that fit (gpu_ranges.go).
 func (b *gpuBackend) elementwise(op, expr string, p [2]float64, dst *Tensor, ins ...*Tensor) {
+	for _, c := range b.bindingChunks(op, append([]*Tensor{dst}, ins...)) {
+		b.elementwiseChunk(op, expr, p, c)
+	}
+}
+
+// elementwiseChunk runs one chunk: c.views[0] is the output, the rest
+// the inputs, each with the binding range c.binds[i] and a layout whose
+// offset is relative to the start of its range.
+func (b *gpuBackend) elementwiseChunk(op, expr string, p [2]float64, c bindChunk) {
+	dst, ins := c.views[0], c.views[1:]
 	types := make([]string, len(ins))
 	lays := make([]wgsl.Layout, len(ins))
 	alias := make([]bool, len(ins))
-	bufs := map[string]*device.Buffer{"out": gbuf(dst)}
+	bufs := map[string]device.Binding{"out": c.binds[0]}
 	names := []string{"x", "y", "z"}
 	for i, t := range ins {
-		types[i], lays[i] = wgslType(t.dtype), wlay(t)
-		if t.ref.s == dst.ref.s {
+		types[i], lays[i] = wgslType(t.dtype), c.layouts[i+1]
+		if t.ref.s == dst.ref.s && c.binds[i+1] == c.binds[0] {
 			alias[i] = true
 		} else {
-			bufs[names[i]] = gbuf(t)
+			bufs[names[i]] = c.binds[i+1]
 		}
 	}
 	k, err := wgsl.Elementwise(expr, types, wgslType(dst.dtype), wgsl.ElementwiseArgs{
-		Out: wlay(dst), In: lays, Alias: alias, P0: p[0], P1: p[1], Limits: b.lim,
+		Out: c.layouts[0], In: lays, Alias: alias, P0: p[0], P1: p[1], Limits: b.lim,
 	})
-	b.run(op, k, err, bufs)
+	b.runBound(op, k, err, bufs)
 }
 
 func (b *gpuBackend) fill(dst *Tensor, v float64) {

@@ -134,6 +134,9 @@ func (x *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
 // out[..., index[i], ...] += src[..., i, ...], as torch.index_add.
 func (x *Tensor) IndexAdd(dim int, index, src *Tensor) *Tensor {
 	checkIndex("IndexAdd", x, index)
+	if x.dtype == Bool {
+		fail("IndexAdd", ErrDType, "cannot add into a Bool tensor", x, src)
+	}
 	index = index.Reshape(-1).Contiguous()
 	d := x.normDim("IndexAdd", dim)
 	want := slices.Clone(x.shape)
@@ -173,6 +176,9 @@ func (x *Tensor) Gather(dim int, index *Tensor) *Tensor {
 // covers (its leading corner) is read, as in PyTorch.
 func (x *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
 	checkIndex("ScatterAdd", x, index)
+	if x.dtype == Bool {
+		fail("ScatterAdd", ErrDType, "cannot add into a Bool tensor", x, src)
+	}
 	d := x.normDim("ScatterAdd", dim)
 	if index.Dim() != x.Dim() || src.Dim() != x.Dim() {
 		fail("ScatterAdd", ErrShape, "index and source must have the input's rank", x, index, src)
