@@ -164,3 +164,25 @@ func BenchmarkMLPStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTinyOp times the per-op overhead: an AddScalar on 64
+// elements, 256 ops recorded back to back and then waited for, so on the
+// GPU it measures recording plus batched execution per dispatch.
+func BenchmarkTinyOp(b *testing.B) {
+	for _, dev := range devices(b) {
+		b.Run(fmt.Sprintf("dev=%v", dev), func(b *testing.B) {
+			x := randn(dev, 64)
+			const ops = 256
+			for b.Loop() {
+				tensor.Scope(func() {
+					y := x
+					for range ops {
+						y = y.AddScalar(1)
+					}
+				})
+				wait(b, dev)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N*ops), "µs/op")
+		})
+	}
+}
