@@ -190,7 +190,7 @@ func (cpuBackend) where(dst, cond, x, y *Tensor) {
 	}
 }
 
-var cpuReduceOps = map[Op]cpu.ReduceOp{OpSum: cpu.SumOp, OpAmax: cpu.MaxOp, OpAmin: cpu.MinOp, OpMaxDim: cpu.MaxOp, OpMinDim: cpu.MinOp}
+var cpuReduceOps = map[Op]cpu.ReduceOp{OpSum: cpu.SumOp, OpAmax: cpu.MaxOp, OpAmin: cpu.MinOp, OpMaxDim: cpu.MaxOp, OpMinDim: cpu.MinOp, OpArgMax: cpu.MaxOp, OpArgMin: cpu.MinOp}
 
 func (cpuBackend) reduce(op Op, dst, x *Tensor) {
 	code := cpuReduceOps[op]

@@ -211,7 +211,11 @@ func (b *gpuBackend) elementwiseChunk(op, expr string, p [2]float64, c bindChunk
 }
 
 func (b *gpuBackend) fill(dst *Tensor, v float64) {
-	b.elementwise("fill", "p0", [2]float64{v}, dst)
+	expr := "p0"
+	if dst.dtype == Bool {
+		expr = "p0 != 0.0" // the scalar is an f32
+	}
+	b.elementwise("fill", expr, [2]float64{v}, dst)
 }
 
 func (b *gpuBackend) copy(dst, x *Tensor) { b.elementwise("copy", "x", [2]float64{}, dst, x) }
@@ -277,7 +281,7 @@ func (b *gpuBackend) where(dst, cond, x, y *Tensor) {
 	b.elementwise("Where", "select(z, y, x)", [2]float64{}, dst, cond, x, y)
 }
 
-var gpuReduceOps = map[Op]string{OpSum: "sum", OpAmax: "max", OpAmin: "min", OpMaxDim: "max", OpMinDim: "min"}
+var gpuReduceOps = map[Op]string{OpSum: "sum", OpAmax: "max", OpAmin: "min", OpMaxDim: "max", OpMinDim: "min", OpArgMax: "max", OpArgMin: "min"}
 
 func (b *gpuBackend) reduce(op Op, dst, x *Tensor) {
 	p, err := wgsl.Reduce(gpuReduceOps[op], wgslType(x.dtype), wlay(dst), wlay(x), b.lim)

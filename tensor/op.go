@@ -155,7 +155,7 @@ var opTable = [numOps]opInfo{
 	OpSub:        {name: "Sub", fam: famBinary, cpuBinary: cpu.Sub, wgsl: "x - y"},
 	OpMul:        {name: "Mul", fam: famBinary, cpuBinary: cpu.Mul, saves: in01, wgsl: "x * y"},
 	OpDiv:        {name: "Div", fam: famBinary, cpuBinary: cpu.Div, saves: in01, wgsl: "x / y"},
-	OpPow:        {name: "Pow", fam: famBinary, cpuBinary: cpu.Pow, saves: in01, savesOut: true, wgsl: "pow_(x, y)", wgslInt: "i32(pow_(f32(x), f32(y)))"},
+	OpPow:        {name: "Pow", fam: famBinary, cpuBinary: cpu.Pow, saves: in01, savesOut: true, wgsl: "pow_(x, y)"},
 	OpMaximum:    {name: "Maximum", fam: famBinary, cpuBinary: cpu.Maximum, saves: in01, wgsl: "select(select(y, x, x >= y), x, x != x)"},
 	OpMinimum:    {name: "Minimum", fam: famBinary, cpuBinary: cpu.Minimum, saves: in01, wgsl: "select(select(y, x, x <= y), x, x != x)"},
 	OpEq:         {name: "Eq", fam: famBinary, cpuBinary: cpu.Eq, nondiff: true, wgsl: "x == y"},

@@ -152,25 +152,25 @@ func (x *Tensor) MinDim(dim int, keepDim bool) (values, indices *Tensor) {
 
 // ArgMax returns the Int32 index of the maximum of the flattened tensor.
 func (x *Tensor) ArgMax() *Tensor {
-	_, i := x.Reshape(-1).argReduce(OpMaxDim, 0, false, false)
+	_, i := x.Reshape(-1).argReduce(OpArgMax, 0, false, false)
 	return i
 }
 
 // ArgMin returns the Int32 index of the minimum of the flattened tensor.
 func (x *Tensor) ArgMin() *Tensor {
-	_, i := x.Reshape(-1).argReduce(OpMinDim, 0, false, false)
+	_, i := x.Reshape(-1).argReduce(OpArgMin, 0, false, false)
 	return i
 }
 
 // ArgMaxDim returns the Int32 indices of the maxima along dim.
 func (x *Tensor) ArgMaxDim(dim int, keepDim bool) *Tensor {
-	_, i := x.argReduce(OpMaxDim, dim, keepDim, false)
+	_, i := x.argReduce(OpArgMax, dim, keepDim, false)
 	return i
 }
 
 // ArgMinDim returns the Int32 indices of the minima along dim.
 func (x *Tensor) ArgMinDim(dim int, keepDim bool) *Tensor {
-	_, i := x.argReduce(OpMinDim, dim, keepDim, false)
+	_, i := x.argReduce(OpArgMin, dim, keepDim, false)
 	return i
 }
 
