@@ -1,0 +1,254 @@
+package wgsl_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/tessera-ml/tessera/cpu"
+	"github.com/tessera-ml/tessera/device"
+	"github.com/tessera-ml/tessera/kernels/wgsl"
+)
+
+// One device serves every GPU test of the package (opening lavapipe costs
+// more than most kernels).
+var gpuState struct {
+	once sync.Once
+	g    *device.GPU
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if gpuState.g != nil {
+		if err := gpuState.g.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "closing the GPU:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// openGPU returns the shared device: any adapter, CPU adapters (lavapipe)
+// included. Without one the test skips, unless TESSERA_REQUIRE_GPU=1.
+func openGPU(t testing.TB) *device.GPU {
+	t.Helper()
+	gpuState.once.Do(func() {
+		gpuState.g, gpuState.err = device.Open(device.Options{Index: -1, AllowCPU: true})
+	})
+	if gpuState.err != nil {
+		if os.Getenv("TESSERA_REQUIRE_GPU") == "1" {
+			t.Fatalf("no GPU (TESSERA_REQUIRE_GPU=1): %v", gpuState.err)
+		}
+		t.Skipf("no GPU adapter: %v", gpuState.err)
+	}
+	return gpuState.g
+}
+
+// limits converts the device's caps.
+func limits(g *device.GPU) wgsl.Limits {
+	c := g.Caps()
+	return wgsl.Limits{
+		MaxWorkgroupSize:          min(c.MaxInvocationsPerWorkgroup, c.MaxWorkgroupSizeX),
+		MaxWorkgroupStorage:       c.MaxWorkgroupStorageSize,
+		MaxWorkgroupsPerDimension: c.MaxWorkgroupsPerDimension,
+	}
+}
+
+// bufs maps binding names to buffers.
+type bufs map[string]*device.Buffer
+
+// run records k with its bindings resolved by name.
+func run(t testing.TB, g *device.GPU, k wgsl.Kernel, b bufs) {
+	t.Helper()
+	dk := device.Kernel{Source: k.Source, Entry: k.Entry, Params: k.Params, Groups: k.Groups}
+	for _, bd := range k.Bindings {
+		buf := b[bd.Name]
+		if buf == nil {
+			t.Fatalf("no buffer for binding %q", bd.Name)
+		}
+		dk.Bindings = append(dk.Bindings, device.Binding{Buf: buf, ReadOnly: bd.ReadOnly})
+	}
+	if err := g.Run(dk); err != nil {
+		t.Fatalf("Run: %v\n%s", err, numbered(k.Source))
+	}
+}
+
+// runPlan runs a plan, allocating its scratch buffer.
+func runPlan(t testing.TB, g *device.GPU, p wgsl.Plan, b bufs) {
+	t.Helper()
+	if p.Scratch > 0 {
+		s := alloc(t, g, int(p.Scratch))
+		defer g.Free(s)
+		b["scratch"] = s
+	}
+	for _, k := range p.Kernels {
+		run(t, g, k, b)
+	}
+}
+
+func numbered(src string) string {
+	out, line := "", 1
+	start := 0
+	for i := 0; i <= len(src); i++ {
+		if i == len(src) || src[i] == '\n' {
+			out += fmt.Sprintf("%4d %s\n", line, src[start:i])
+			line++
+			start = i + 1
+		}
+	}
+	return out
+}
+
+func alloc(t testing.TB, g *device.GPU, bytes int) *device.Buffer {
+	t.Helper()
+	b, err := g.Alloc(int64(max(bytes, 4)))
+	if err != nil {
+		t.Fatalf("Alloc(%d): %v", bytes, err)
+	}
+	t.Cleanup(func() { g.Free(b) })
+	return b
+}
+
+func upload(t testing.TB, g *device.GPU, data []byte) *device.Buffer {
+	t.Helper()
+	b := alloc(t, g, len(data))
+	if len(data) > 0 {
+		if err := g.Write(b, 0, data); err != nil {
+			t.Fatalf("Write: %v", err)
+		}
+	}
+	return b
+}
+
+func read(t testing.TB, g *device.GPU, b *device.Buffer) []byte {
+	t.Helper()
+	out, err := g.Read(b, 0, b.Size())
+	if err != nil {
+		t.Fatalf("Read: %v", err)
+	}
+	return out
+}
+
+func f32bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func i32bytes(v []int32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+	}
+	return b
+}
+
+func boolbytes(v []bool) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		if x {
+			b[4*i] = 1
+		}
+	}
+	return b
+}
+
+func bytesF32(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+func bytesI32(b []byte) []int32 {
+	v := make([]int32, len(b)/4)
+	for i := range v {
+		v[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+func bytesU32(b []byte) []uint32 {
+	v := make([]uint32, len(b)/4)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return v
+}
+
+// readF32 etc. read a whole buffer.
+func readF32(t testing.TB, g *device.GPU, b *device.Buffer) []float32 { return bytesF32(read(t, g, b)) }
+func readI32(t testing.TB, g *device.GPU, b *device.Buffer) []int32   { return bytesI32(read(t, g, b)) }
+
+// rng is a small deterministic generator for test data.
+type rng uint64
+
+func (r *rng) next() uint64 {
+	*r ^= *r << 13
+	*r ^= *r >> 7
+	*r ^= *r << 17
+	return uint64(*r)
+}
+
+// f32s returns n values in [lo, hi).
+func (r *rng) f32s(n int, lo, hi float64) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(lo + (hi-lo)*float64(r.next()>>11)/(1<<53))
+	}
+	return v
+}
+
+func (r *rng) i32s(n int, lo, hi int) []int32 {
+	v := make([]int32, n)
+	for i := range v {
+		v[i] = int32(lo + int(r.next()%uint64(hi-lo)))
+	}
+	return v
+}
+
+// closeF32 reports the first index where got and want differ by more
+// than atol + rtol·|want| (NaN must match NaN, infinities exactly).
+func closeF32(got, want []float32, atol, rtol float64) (int, bool) {
+	if len(got) != len(want) {
+		return -1, false
+	}
+	for i := range got {
+		g, w := float64(got[i]), float64(want[i])
+		switch {
+		case math.IsNaN(w):
+			if !math.IsNaN(g) {
+				return i, false
+			}
+		case math.IsInf(w, 0):
+			if g != w {
+				return i, false
+			}
+		default:
+			if math.Abs(g-w) > atol+rtol*math.Abs(w) || math.IsNaN(g) {
+				return i, false
+			}
+		}
+	}
+	return 0, true
+}
+
+func checkF32(t testing.TB, what string, got, want []float32, atol, rtol float64) {
+	t.Helper()
+	if i, ok := closeF32(got, want, atol, rtol); !ok {
+		if i < 0 {
+			t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+		}
+		t.Fatalf("%s: [%d] = %v, want %v (atol %g, rtol %g)", what, i, got[i], want[i], atol, rtol)
+	}
+}
+
+// cl converts a wgsl layout for the cpu package.
+func cl(l wgsl.Layout) cpu.Layout { return cpu.Layout(l) }

@@ -1,0 +1,214 @@
+package wgsl
+
+import "fmt"
+
+// IndexSelect returns the kernel of torch.index_select: out[..., i, ...] =
+// x[..., index[i], ...] along dim. index is a 1-D i32 view; out's shape is
+// x's with dim's extent replaced by len(index). A 0-d x counts as shape
+// [1]. Elements move as u32 bits (any 4-byte type).
+//
+// Bindings: "out" (read_write), "x" (read), "index" (read).
+func IndexSelect(out, x Layout, dim int, index Layout, lim Limits) (Kernel, error) {
+	if len(index.Shape) != 1 {
+		return Kernel{}, fmt.Errorf("wgsl: IndexSelect: index has rank %d, want 1", len(index.Shape))
+	}
+	out, x, dim = promote0d(out, x, dim)
+	if len(out.Shape) != len(x.Shape) || dim < 0 || dim >= len(out.Shape) || out.Shape[dim] != index.Shape[0] {
+		return Kernel{}, fmt.Errorf("wgsl: IndexSelect: out %v, x %v, dim %d, index of %d", out.Shape, x.Shape, dim, index.Shape[0])
+	}
+	il := spread(index, out.Shape, dim)
+	li, err := planLines("IndexSelect", []Layout{out, x, il}, dim, offDim, false)
+	if err != nil {
+		return Kernel{}, err
+	}
+	return gatherKernel(li, x.Shape[dim], index.Offset, lim)
+}
+
+// Gather returns the kernel of torch.gather: out[p] = x[p with coordinate
+// index[p] along dim], index being an i32 view of out's shape whose
+// extents off dim are at most x's. Elements move as u32 bits.
+//
+// Bindings: "out" (read_write), "x" (read), "index" (read).
+func Gather(out, x Layout, dim int, index Layout, lim Limits) (Kernel, error) {
+	if len(x.Shape) == 0 {
+		out, x, index, dim = one1d(out), one1d(x), one1d(index), 0
+	}
+	if !sameShape(index.Shape, out.Shape) {
+		return Kernel{}, fmt.Errorf("wgsl: Gather: index shape %v, out %v", index.Shape, out.Shape)
+	}
+	li, err := planLines("Gather", []Layout{out, x, index}, dim, ranksOnly, false)
+	if err != nil {
+		return Kernel{}, err
+	}
+	return gatherKernel(li, x.Shape[dim], index.Offset, lim)
+}
+
+// IndexAdd returns the kernel of torch.index_add_ (in place on dst):
+// dst[..., index[i], ...] += src[..., i, ...] along dim, typ f32 or i32.
+// index is a 1-D i32 view; src's shape is dst's with dim's extent
+// replaced by len(index). Deterministic: one invocation per element of
+// dst scans the whole index (len(index) reads per element of dst) and
+// adds the matching src elements in index order, the CPU's order, so
+// results are bitwise equal. Out-of-range indices are skipped.
+//
+// Bindings: "dst" (read_write), "index" (read), "src" (read).
+func IndexAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) (Kernel, error) {
+	if len(index.Shape) != 1 {
+		return Kernel{}, fmt.Errorf("wgsl: IndexAdd: index has rank %d, want 1", len(index.Shape))
+	}
+	dst, src, dim = promote0d(dst, src, dim)
+	if len(dst.Shape) != len(src.Shape) || dim < 0 || dim >= len(dst.Shape) || src.Shape[dim] != index.Shape[0] {
+		return Kernel{}, fmt.Errorf("wgsl: IndexAdd: dst %v, src %v, dim %d, index of %d", dst.Shape, src.Shape, dim, index.Shape[0])
+	}
+	li, err := planLines("IndexAdd", []Layout{dst, src, spread(index, dst.Shape, dim)}, dim, offDim, false)
+	if err != nil {
+		return Kernel{}, err
+	}
+	return scatterKernel(typ, li, src.Shape[dim], index.Offset, nil, lim)
+}
+
+// ScatterAdd returns the kernel of torch.scatter_add_ (in place on dst):
+// dst[p with coordinate index[p] along dim] += src[p] for every position
+// p of src, typ f32 or i32; index and src have one shape whose extents
+// off dim are at most dst's. Deterministic: one invocation per element of
+// dst scans its line of index along dim (src's extent along dim reads per
+// element of dst) in order, so results are bitwise equal to the CPU's.
+// Out-of-range indices are skipped.
+//
+// Bindings: "dst" (read_write), "index" (read), "src" (read).
+func ScatterAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) (Kernel, error) {
+	if len(dst.Shape) == 0 {
+		dst, index, src, dim = one1d(dst), one1d(index), one1d(src), 0
+	}
+	if !sameShape(index.Shape, src.Shape) || len(src.Shape) != len(dst.Shape) || dim < 0 || dim >= len(dst.Shape) {
+		return Kernel{}, fmt.Errorf("wgsl: ScatterAdd: dst %v, index %v, src %v, dim %d", dst.Shape, index.Shape, src.Shape, dim)
+	}
+	var bounds []int
+	for d := range dst.Shape {
+		if d != dim && src.Shape[d] != dst.Shape[d] {
+			if src.Shape[d] > dst.Shape[d] {
+				return Kernel{}, fmt.Errorf("wgsl: ScatterAdd: src %v exceeds dst %v off dim %d", src.Shape, dst.Shape, dim)
+			}
+			bounds = append([]int(nil), src.Shape...)
+			bounds[dim] = 1
+		}
+	}
+	li, err := planLines("ScatterAdd", []Layout{dst, src, index}, dim, ranksOnly, bounds != nil)
+	if err != nil {
+		return Kernel{}, err
+	}
+	return scatterKernel(typ, li, src.Shape[dim], index.Offset, bounds, lim)
+}
+
+// one1d turns a 0-d layout into the 1-D layout of shape [1].
+func one1d(l Layout) Layout {
+	if len(l.Shape) > 0 {
+		return l
+	}
+	return Layout{Shape: []int{1}, Strides: []int{0}, Offset: l.Offset}
+}
+
+// promote0d makes the operands of the 1-D-index kernels 1-D when one is 0-d.
+func promote0d(a, b Layout, dim int) (Layout, Layout, int) {
+	if len(a.Shape) == 0 || len(b.Shape) == 0 {
+		return one1d(a), one1d(b), 0
+	}
+	return a, b, dim
+}
+
+// spread views a 1-D index as an operand of shape: its stride along dim,
+// 0 elsewhere.
+func spread(index Layout, shape []int, dim int) Layout {
+	st := make([]int, len(shape))
+	st[dim] = index.Strides[0]
+	return Layout{Shape: shape, Strides: st, Offset: index.Offset}
+}
+
+type indexData struct {
+	Struct, Walk, T   string
+	WG                int
+	DimInner, Bounded bool
+}
+
+// indexPosition fills the params shared by gather and scatter: n,
+// nlines, len over the first operand, the positions off dim (ksh) and
+// each operand's strides over them (k+var).
+func indexPosition(li lines, fields []ParamField, vars []string, lim Limits) (*Params, indexData, [3]uint32, error) {
+	kr := len(li.shape)
+	fields = append([]ParamField{{"n", "u32", 0}, {"nlines", "u32", 0}, {"len", "u32", 0}}, fields...)
+	fields = append(fields, ParamField{"offs", "array", 1}, ParamField{"ksh", "array", vec4s(kr)})
+	for _, v := range vars {
+		fields = append(fields, ParamField{"k" + v, "array", vec4s(kr)})
+	}
+	p := NewParams(fields...)
+	n := li.nLines * li.length
+	p.SetU32("n", uint32(n)).SetU32("nlines", uint32(li.nLines)).SetU32("len", uint32(li.length))
+	p.SetArray("ksh", u32s(li.shape, 4*vec4s(kr), 1))
+	for k, v := range vars {
+		p.SetArray("k"+v, u32s(li.strides[k], 4*vec4s(kr), 0))
+	}
+	lim = lim.orDefault()
+	d := indexData{WG: lim.wgSize(256), DimInner: !li.sideBySide(0)}
+	groups, err := Grid(n, d.WG, lim)
+	return p, d, groups, err
+}
+
+func gatherKernel(li lines, xlen, indexOff int, lim Limits) (Kernel, error) {
+	p, d, groups, err := indexPosition(li, []ParamField{{"xlen", "u32", 0}, {"xstride", "u32", 0}, {"ostride", "u32", 0}, {"istride", "u32", 0}},
+		[]string{"ob", "xb", "ib"}, lim)
+	if err != nil {
+		return Kernel{}, err
+	}
+	p.SetU32("xlen", uint32(xlen)).SetU32("xstride", uint32(li.dstep[1])).SetU32("ostride", uint32(li.dstep[0])).SetU32("istride", uint32(li.dstep[2]))
+	// The walk's bases start from the offsets (out, x, index); x's
+	// coordinate along dim comes from the index.
+	p.SetArray("offs", u32s([]int{li.offs[0], li.offs[1], indexOff}, 4, 0))
+	d.Struct = p.Struct()
+	d.Walk = walkFor(li, []string{"ob", "xb", "ib"}, "", "")
+	src, err := render("gather", fmt.Sprintf("%d|%v|%d", d.WG, d.DimInner, len(li.shape)), d)
+	if err != nil {
+		return Kernel{}, err
+	}
+	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups,
+		Bindings: []Binding{{Name: "out"}, {Name: "x", ReadOnly: true}, {Name: "index", ReadOnly: true}}}, nil
+}
+
+func scatterKernel(typ string, li lines, slen, indexOff int, bounds []int, lim Limits) (Kernel, error) {
+	if typ != F32 && typ != I32 {
+		return Kernel{}, fmt.Errorf("wgsl: scatter: type %q (want f32 or i32)", typ)
+	}
+	fields := []ParamField{{"slen", "u32", 0}, {"ostride", "u32", 0}, {"sstride", "u32", 0}, {"istride", "u32", 0}}
+	if bounds != nil {
+		fields = append(fields, ParamField{"kbound", "array", vec4s(len(li.shape))})
+	}
+	p, d, groups, err := indexPosition(li, fields, []string{"ob", "sb", "ib"}, lim)
+	if err != nil {
+		return Kernel{}, err
+	}
+	p.SetU32("slen", uint32(slen)).SetU32("ostride", uint32(li.dstep[0])).SetU32("sstride", uint32(li.dstep[1])).SetU32("istride", uint32(li.dstep[2]))
+	p.SetArray("offs", u32s([]int{li.offs[0], li.offs[1], indexOff}, 4, 0))
+	d.T, d.Bounded = typ, bounds != nil
+	if d.Bounded {
+		p.SetArray("kbound", u32s(bounds, 4*vec4s(len(li.shape)), 1))
+		d.Walk = walkFor(li, []string{"ob", "sb", "ib"}, "inside", "kbound")
+	} else {
+		d.Walk = walkFor(li, []string{"ob", "sb", "ib"}, "", "")
+	}
+	d.Struct = p.Struct()
+	src, err := render("scatter", fmt.Sprintf("%s|%d|%v|%v|%d", typ, d.WG, d.DimInner, d.Bounded, len(li.shape)), d)
+	if err != nil {
+		return Kernel{}, err
+	}
+	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups,
+		Bindings: []Binding{{Name: "dst"}, {Name: "index", ReadOnly: true}, {Name: "src", ReadOnly: true}}}, nil
+}
+
+func walkFor(li lines, vars []string, valid, bounds string) string {
+	w := walk{Flat: "o", Shape: "ksh", Rank: len(li.shape), Valid: valid, Bounds: bounds}
+	for k, v := range vars {
+		w.Vars = append(w.Vars, v)
+		w.Inits = append(w.Inits, fmt.Sprintf("params.offs[0].%c", "xyzw"[k]))
+		w.Strides = append(w.Strides, "k"+v)
+	}
+	return w.Code()
+}

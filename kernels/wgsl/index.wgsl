@@ -1,0 +1,75 @@
+{{define "index_position"}}
+	let t = (wid.x + wid.y * nwg.x) * {{.WG}}u + lid;
+	if (t >= params.n) {
+		return;
+	}
+{{- if .DimInner}}
+	let o = t / params.len;
+	let c = t % params.len;
+{{- else}}
+	let o = t % params.nlines;
+	let c = t / params.nlines;
+{{- end}}
+{{.Walk}}
+{{- end}}
+
+{{define "gather"}}// gather: one invocation per output element p; with c = p's coordinate
+// along dim and j = index[...] (IndexSelect: index[c]; Gather: the index
+// element at p), out[p] = x[p with coordinate j along dim]. An index
+// outside [0, xlen) reads nothing and writes 0 (the CPU rejects it
+// before running). Elements move as u32 bits, so one kernel serves every
+// 4-byte type.
+{{.Struct}}
+@group(1) @binding(0) var<uniform> params: Params;
+@group(0) @binding(0) var<storage, read_write> b_out: array<u32>;
+@group(0) @binding(1) var<storage, read> b_x: array<u32>;
+@group(0) @binding(2) var<storage, read> b_index: array<i32>;
+
+@compute @workgroup_size({{.WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+{{- template "index_position" .}}
+	let j = b_index[ib + c * params.istride];
+	var v = 0u;
+	if (j >= 0 && u32(j) < params.xlen) {
+		v = b_x[xb + u32(j) * params.xstride];
+	}
+	b_out[ob + c * params.ostride] = v;
+}
+{{end}}
+
+{{define "scatter"}}// scatter-add ({{.T}}), deterministic: one invocation per destination
+// element p with coordinate c along dim scans the source positions j along
+// dim (j < params.slen) that share p's other coordinates, and adds src[j]
+// where index[j] == c, in increasing j: the CPU's order, so results are
+// bitwise equal. Costs params.slen index reads per destination element.
+// Indices outside [0, len) match nothing: out-of-range entries are
+// skipped and nothing is written out of bounds.
+{{.Struct}}
+@group(1) @binding(0) var<uniform> params: Params;
+@group(0) @binding(0) var<storage, read_write> b_dst: array<{{.T}}>;
+@group(0) @binding(1) var<storage, read> b_index: array<i32>;
+@group(0) @binding(2) var<storage, read> b_src: array<{{.T}}>;
+
+@compute @workgroup_size({{.WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+{{- template "index_position" .}}
+{{- if .Bounded}}
+	if (!inside) {
+		return;
+	}
+{{- end}}
+	let at = ob + c * params.ostride;
+	var acc = b_dst[at];
+	var hit = false;
+	let ci = i32(c);
+	for (var j = 0u; j < params.slen; j++) {
+		if (b_index[ib + j * params.istride] == ci) {
+			acc += b_src[sb + j * params.sstride];
+			hit = true;
+		}
+	}
+	if (hit) {
+		b_dst[at] = acc;
+	}
+}
+{{end}}

@@ -1,0 +1,209 @@
+package wgsl
+
+import (
+	"embed"
+	"fmt"
+	"strings"
+	"sync"
+	"text/template"
+)
+
+// Element types, as the generators name them. Bool is stored as u32 (0 or
+// 1) and appears in expressions as a WGSL bool.
+const (
+	F32  = "f32"
+	I32  = "i32"
+	Bool = "bool"
+)
+
+// MaxRank is the largest rank a layout may have (after dropping size-1
+// dimensions and merging contiguous ones, see doc.go).
+const MaxRank = 8
+
+// A Layout is a strided view of a buffer bound whole: element
+// (i0, i1, ...) lives at element Offset + i0*Strides[0] + i1*Strides[1] + ...
+// Strides are in elements and must not be negative; a stride of 0
+// broadcasts. It has the fields of cpu.Layout, so a cpu.Layout converts
+// with wgsl.Layout(l).
+type Layout struct {
+	Shape   []int
+	Strides []int
+	Offset  int
+}
+
+// Contiguous returns the row-major layout of shape at offset 0.
+func Contiguous(shape ...int) Layout {
+	st := make([]int, len(shape))
+	s := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		st[i] = s
+		s *= shape[i]
+	}
+	return Layout{Shape: shape, Strides: st}
+}
+
+// numel returns the product of shape (1 for a 0-d shape).
+func numel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// Limits are the device limits the generators need: the capability
+// snapshot a caller copies from its device. From device.Caps:
+//
+//	wgsl.Limits{
+//		MaxWorkgroupSize:          min(c.MaxInvocationsPerWorkgroup, c.MaxWorkgroupSizeX),
+//		MaxWorkgroupStorage:       c.MaxWorkgroupStorageSize,
+//		MaxWorkgroupsPerDimension: c.MaxWorkgroupsPerDimension,
+//	}
+//
+// Zero fields mean WebGPU's defaults (DefaultLimits).
+type Limits struct {
+	MaxWorkgroupSize          int // invocations per workgroup (and along x)
+	MaxWorkgroupStorage       int // bytes of var<workgroup> memory
+	MaxWorkgroupsPerDimension int // bound on each of Kernel.Groups
+}
+
+// DefaultLimits are WebGPU's default limits, which every adapter meets.
+func DefaultLimits() Limits {
+	return Limits{MaxWorkgroupSize: 256, MaxWorkgroupStorage: 16 << 10, MaxWorkgroupsPerDimension: 65535}
+}
+
+// orDefault fills zero fields with the defaults.
+func (l Limits) orDefault() Limits {
+	d := DefaultLimits()
+	if l.MaxWorkgroupSize <= 0 {
+		l.MaxWorkgroupSize = d.MaxWorkgroupSize
+	}
+	if l.MaxWorkgroupStorage <= 0 {
+		l.MaxWorkgroupStorage = d.MaxWorkgroupStorage
+	}
+	if l.MaxWorkgroupsPerDimension <= 0 {
+		l.MaxWorkgroupsPerDimension = d.MaxWorkgroupsPerDimension
+	}
+	return l
+}
+
+// wgSize returns the largest power of two ≤ min(want, MaxWorkgroupSize).
+func (l Limits) wgSize(want int) int {
+	m := min(want, l.MaxWorkgroupSize)
+	w := 1
+	for w*2 <= m {
+		w *= 2
+	}
+	return w
+}
+
+// A Binding is one storage buffer a kernel expects at @group(0)
+// @binding(i), i being its position in Kernel.Bindings. Name is the role
+// of the buffer ("out", "x", "index", ...; see each generator), ReadOnly
+// whether the shader declares it var<storage, read>.
+type Binding struct {
+	Name     string
+	ReadOnly bool
+}
+
+// A Kernel is one dispatch: the WGSL source (identical calls return the
+// identical string, so a pipeline cache keyed by source text hits without
+// hashing), its entry point, the storage bindings it expects in order, the
+// uniform parameters for @group(1) @binding(0) and the workgroup grid.
+// Groups with a 0 mean there is nothing to do.
+type Kernel struct {
+	Source   string
+	Entry    string
+	Bindings []Binding
+	Params   []byte
+	Groups   [3]uint32
+}
+
+// A Plan is a sequence of kernels run in order. When Scratch > 0 the
+// caller allocates a temporary buffer of that many bytes, binds it where a
+// binding is named "scratch", and frees it after the last kernel.
+type Plan struct {
+	Kernels []Kernel
+	Scratch int64
+}
+
+// Grid returns the workgroup counts covering n invocations in workgroups
+// of wgSize: (ceil(n/wgSize), 1, 1), folded into (x, y) when that exceeds
+// lim.MaxWorkgroupsPerDimension. Shaders recover the linear workgroup as
+// workgroup_id.x + workgroup_id.y * num_workgroups.x and guard against the
+// surplus of the fold. n = 0 gives (0, 1, 1): nothing to run.
+func Grid(n, wgSize int, lim Limits) ([3]uint32, error) {
+	lim = lim.orDefault()
+	if n < 0 || wgSize <= 0 {
+		return [3]uint32{}, fmt.Errorf("wgsl: Grid(%d, %d): bad size", n, wgSize)
+	}
+	if n == 0 {
+		return [3]uint32{0, 1, 1}, nil
+	}
+	if n >= 1<<31 {
+		return [3]uint32{}, fmt.Errorf("wgsl: %d invocations exceed the 2^31 a kernel addresses", n)
+	}
+	groups := (n + wgSize - 1) / wgSize
+	maxD := lim.MaxWorkgroupsPerDimension
+	if groups <= maxD {
+		return [3]uint32{uint32(groups), 1, 1}, nil
+	}
+	gy := (groups + maxD - 1) / maxD
+	if gy > maxD {
+		return [3]uint32{}, fmt.Errorf("wgsl: %d workgroups exceed %d×%d", groups, maxD, maxD)
+	}
+	gx := (groups + gy - 1) / gy
+	return [3]uint32{uint32(gx), uint32(gy), 1}, nil
+}
+
+// storageType is the WGSL type an element type is stored as.
+func storageType(t string) (string, error) {
+	switch t {
+	case F32, I32:
+		return t, nil
+	case Bool:
+		return "u32", nil
+	}
+	return "", fmt.Errorf("wgsl: unknown element type %q (want f32, i32 or bool)", t)
+}
+
+//go:embed *.wgsl
+var files embed.FS
+
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"ax":  ax,
+	"sub": func(a, b int) int { return a - b },
+	"mul": func(a, b int) int { return a * b },
+	"seq": func(n int) []int {
+		s := make([]int, n)
+		for i := range s {
+			s[i] = i
+		}
+		return s
+	},
+}).ParseFS(files, "*.wgsl"))
+
+// sources caches rendered sources by (template, data key), so that equal
+// requests return the very same string.
+var sources sync.Map // string -> string
+
+// render executes template name with data, cached under key (which must
+// determine the output).
+func render(name, key string, data any) (string, error) {
+	k := name + "\x00" + key
+	if s, ok := sources.Load(k); ok {
+		return s.(string), nil
+	}
+	var b strings.Builder
+	if err := templates.ExecuteTemplate(&b, name, data); err != nil {
+		return "", fmt.Errorf("wgsl: rendering %s: %w", name, err)
+	}
+	s, _ := sources.LoadOrStore(k, b.String())
+	return s.(string), nil
+}
+
+// ax returns the WGSL access to element i of the params array field
+// (array<vec4<u32>, N>): params.field[i/4].xyzw[i%4].
+func ax(field string, i int) string {
+	return fmt.Sprintf("params.%s[%d].%c", field, i/4, "xyzw"[i%4])
+}

@@ -1,0 +1,148 @@
+package wgsl
+
+import "fmt"
+
+// MatMul returns the kernel computing out[b] = a[b] · b[b] for every batch
+// b, f32, accumulating in f32. Layouts are 3-D as in cpu.MatMul: out
+// (B, M, N), a (B, M, K), b (B, K, N), with any non-negative strides: a
+// transposed operand is read in place, a batch stride of 0 broadcasts.
+// out must not overlap a or b. K = 0 writes zeros. Unlike the CPU kernel
+// (gonum, which skips zeros of a), 0·Inf and 0·NaN give NaN, as in IEEE
+// arithmetic and torch.
+//
+// It chooses MatMulTiled with 128×128 tiles when M and N are at least
+// 128, else 64×64 tiles, and MatMulNaive when the limits hold neither
+// (fewer than 256 invocations or 8 KiB of workgroup memory).
+//
+// Bindings: "out" (read_write), "a" (read), "b" (read).
+func MatMul(out, a, b Layout, lim Limits) (Kernel, error) {
+	lim = lim.orDefault()
+	if lim.MaxWorkgroupSize < 256 || lim.MaxWorkgroupStorage < 8<<10 {
+		return MatMulNaive(out, a, b, lim)
+	}
+	tile := 64
+	if len(out.Shape) == 3 && out.Shape[1] >= 128 && out.Shape[2] >= 128 {
+		tile = 128
+	}
+	return MatMulTiled(tile, out, a, b, lim)
+}
+
+// MatMulTiled returns the tiled matmul kernel with tile×tile output tiles
+// (64 or 128), 256 invocations (16×16) each holding a 4×4 (tile 64) or
+// 8×8 (tile 128) block of outputs in registers, K in steps of 16 (tile
+// 64) or 8 (tile 128), and both operand tiles in 8 KiB of workgroup
+// memory as vec4 rows. Loads go through the operands' strides, ordered
+// so that neighbouring invocations read neighbouring elements; edges are
+// guarded unless M and N are multiples of the tile and K of its step.
+// The batch is workgroup_id.z (looping over batches beyond the z limit).
+// Arguments and bindings as MatMul; the device needs 256 invocations per
+// workgroup and 8 KiB of workgroup memory.
+func MatMulTiled(tile int, out, a, b Layout, lim Limits) (Kernel, error) {
+	lim = lim.orDefault()
+	step, tmpl := 16, "matmul_tiled"
+	switch tile {
+	case 64:
+	case 128:
+		step, tmpl = 8, "matmul_tiled128"
+	default:
+		return Kernel{}, fmt.Errorf("wgsl: MatMulTiled: tile %d (want 64 or 128)", tile)
+	}
+	if lim.MaxWorkgroupSize < 256 || lim.MaxWorkgroupStorage < 8<<10 {
+		return Kernel{}, fmt.Errorf("wgsl: MatMulTiled: needs 256 invocations and 8 KiB of workgroup memory, the limits are %d and %d", lim.MaxWorkgroupSize, lim.MaxWorkgroupStorage)
+	}
+	p, err := matmulParams(out, a, b)
+	if err != nil {
+		return Kernel{}, err
+	}
+	m, n, k, batch := int(p.U32("m")), int(p.U32("n")), int(p.U32("k")), int(p.U32("batch"))
+	d := mmData{
+		Struct:  p.Struct(),
+		AKInner: a.Strides[2] == 1 || k == 1,
+		BNInner: b.Strides[2] == 1 || n == 1,
+		Fits:    m%tile == 0 && n%tile == 0 && k%step == 0,
+	}
+	groups, err := mmGroups((n+tile-1)/tile, (m+tile-1)/tile, batch, lim)
+	if err != nil {
+		return Kernel{}, err
+	}
+	src, err := render(tmpl, fmt.Sprintf("%v|%v|%v", d.AKInner, d.BNInner, d.Fits), d)
+	if err != nil {
+		return Kernel{}, err
+	}
+	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups, Bindings: mmBindings()}, nil
+}
+
+// MatMulNaive returns the reference matmul kernel: one invocation per
+// output element, 16×16 (or fewer) per workgroup. Arguments and bindings
+// as MatMul.
+func MatMulNaive(out, a, b Layout, lim Limits) (Kernel, error) {
+	lim = lim.orDefault()
+	p, err := matmulParams(out, a, b)
+	if err != nil {
+		return Kernel{}, err
+	}
+	m, n, batch := int(p.U32("m")), int(p.U32("n")), int(p.U32("batch"))
+	wx := 16
+	for wx*wx > lim.MaxWorkgroupSize {
+		wx /= 2
+	}
+	d := mmData{Struct: p.Struct(), WX: wx, WY: wx}
+	groups, err := mmGroups((n+wx-1)/wx, (m+wx-1)/wx, batch, lim)
+	if err != nil {
+		return Kernel{}, err
+	}
+	src, err := render("matmul_naive", fmt.Sprint(wx), d)
+	if err != nil {
+		return Kernel{}, err
+	}
+	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups, Bindings: mmBindings()}, nil
+}
+
+type mmData struct {
+	Struct                 string
+	AKInner, BNInner, Fits bool
+	WX, WY                 int
+}
+
+func mmBindings() []Binding {
+	return []Binding{{Name: "out"}, {Name: "a", ReadOnly: true}, {Name: "b", ReadOnly: true}}
+}
+
+// mmGroups is the (x = column tiles, y = row tiles, z = batches) grid;
+// batches beyond the z limit are looped over in the kernel.
+func mmGroups(gx, gy, batch int, lim Limits) ([3]uint32, error) {
+	maxD := lim.MaxWorkgroupsPerDimension
+	if gx > maxD || gy > maxD {
+		return [3]uint32{}, fmt.Errorf("wgsl: MatMul: %d×%d tiles exceed %d workgroups per dimension", gy, gx, maxD)
+	}
+	if gx == 0 || gy == 0 || batch == 0 {
+		return [3]uint32{0, 1, 1}, nil
+	}
+	return [3]uint32{uint32(gx), uint32(gy), uint32(min(batch, maxD))}, nil
+}
+
+// matmulParams validates the layouts and encodes m, n, k, batch, offs
+// (out, a, b) and the strides (batch, row, col) of a, b and out.
+func matmulParams(out, a, b Layout) (*Params, error) {
+	for _, x := range []struct {
+		l    Layout
+		what string
+	}{{out, "MatMul output"}, {a, "MatMul a"}, {b, "MatMul b"}} {
+		if err := checkLayout(x.l, x.what); err != nil {
+			return nil, err
+		}
+		if len(x.l.Shape) != 3 {
+			return nil, fmt.Errorf("wgsl: %s: rank %d, want 3 (batch, rows, cols)", x.what, len(x.l.Shape))
+		}
+	}
+	bt, m, n, k := out.Shape[0], out.Shape[1], out.Shape[2], a.Shape[2]
+	if a.Shape[0] != bt || b.Shape[0] != bt || a.Shape[1] != m || b.Shape[1] != k || b.Shape[2] != n {
+		return nil, fmt.Errorf("wgsl: MatMul: shapes out %v, a %v, b %v do not match (B,M,N) = (B,M,K)·(B,K,N)", out.Shape, a.Shape, b.Shape)
+	}
+	p := NewParams(ParamField{"m", "u32", 0}, ParamField{"n", "u32", 0}, ParamField{"k", "u32", 0}, ParamField{"batch", "u32", 0},
+		ParamField{"offs", "array", 1}, ParamField{"sa", "array", 1}, ParamField{"sb", "array", 1}, ParamField{"so", "array", 1})
+	p.SetU32("m", uint32(m)).SetU32("n", uint32(n)).SetU32("k", uint32(k)).SetU32("batch", uint32(bt))
+	p.SetArray("offs", u32s([]int{out.Offset, a.Offset, b.Offset}, 4, 0))
+	p.SetArray("sa", u32s(a.Strides, 4, 0)).SetArray("sb", u32s(b.Strides, 4, 0)).SetArray("so", u32s(out.Strides, 4, 0))
+	return p, nil
+}
