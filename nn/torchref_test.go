@@ -78,6 +78,12 @@ func input(t *testing.T, r torchref.Tensor) (base, in *tensor.Tensor) {
 	if r.RequiresGrad {
 		base.SetRequiresGrad(true)
 	}
+	return base, applyViewOps(t, base, r)
+}
+
+// applyViewOps applies r's view chain to base.
+func applyViewOps(t *testing.T, base *tensor.Tensor, r torchref.Tensor) (in *tensor.Tensor) {
+	t.Helper()
 	ops, err := r.ViewOps()
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +110,7 @@ func input(t *testing.T, r torchref.Tensor) (base, in *tensor.Tensor) {
 			t.Fatalf("view %q", v.Kind)
 		}
 	}
-	return base, in
+	return in
 }
 
 // tol is an absolute and a relative tolerance.

@@ -213,7 +213,7 @@ func (b *gpuBackend) elementwiseChunk(op, expr string, p [2]float64, c bindChunk
 func (b *gpuBackend) fill(dst *Tensor, v float64) {
 	expr := "p0"
 	if dst.dtype == Bool {
-		expr = "p0 != 0.0" // the scalar is an f32
+		expr = "p0 != 0.0 || isnan_(p0)" // the scalar is an f32; bool(NaN) is true
 	}
 	b.elementwise("fill", expr, [2]float64{v}, dst)
 }
@@ -223,6 +223,10 @@ func (b *gpuBackend) copy(dst, x *Tensor) { b.elementwise("copy", "x", [2]float6
 func (b *gpuBackend) cast(dst, x *Tensor) {
 	var expr string
 	switch {
+	case dst.dtype == Bool && x.dtype == Float32:
+		// bool(NaN) is true, as in Go and PyTorch; the bit test survives
+		// compilers that assume no NaN (lavapipe folds NaN != 0 to false).
+		expr = "x != 0.0 || isnan_(x)"
 	case dst.dtype == Bool:
 		expr = "x != " + wgslZero(x.dtype)
 	case x.dtype == Bool:
@@ -259,9 +263,10 @@ func (b *gpuBackend) binary(op Op, dst, x, y *Tensor) {
 }
 
 // wgslExpr returns op's WGSL expression for operands of type dt: the op
-// table's, or its integer form where the float one has float literals.
+// table's, or its int32/bool form where the float one has float literals
+// or float helpers (isnan_).
 func wgslExpr(op Op, dt DType) string {
-	if dt == Int32 {
+	if dt != Float32 {
 		if e := opTable[op].wgslInt; e != "" {
 			return e
 		}

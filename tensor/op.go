@@ -119,7 +119,13 @@ type opInfo struct {
 	// wgsl is the op's WGSL expression in x (unary) or x and y (binary),
 	// and p0, p1 for scalar parameters, filled into the elementwise
 	// templates of package kernels/wgsl. wgslInt replaces it for int32
-	// operands where the float form needs float literals.
+	// and bool operands where the float form needs float literals or
+	// float helpers.
+	//
+	// WGSL lets a compiler assume that no value is NaN (lavapipe folds
+	// x != x to false and NaN != y to false): every expression whose
+	// result for a NaN operand matters tests for NaN with the prelude's
+	// isnan_, a bit test no compiler can fold.
 	wgsl    string
 	wgslInt string
 }
@@ -130,7 +136,7 @@ var opTable = [numOps]opInfo{
 
 	OpNeg:       {name: "Neg", fam: famUnary, cpuUnary: cpu.Neg, wgsl: "-x"},
 	OpAbs:       {name: "Abs", fam: famUnary, cpuUnary: cpu.Abs, saves: in0, wgsl: "abs(x)"},
-	OpSign:      {name: "Sign", fam: famUnary, cpuUnary: cpu.Sign, wgsl: "select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0)", wgslInt: "select(select(0i, -1i, x < 0i), 1i, x > 0i)"},
+	OpSign:      {name: "Sign", fam: famUnary, cpuUnary: cpu.Sign, wgsl: "select(select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0), 0.0, isnan_(x))", wgslInt: "select(select(0i, -1i, x < 0i), 1i, x > 0i)"},
 	OpExp:       {name: "Exp", fam: famUnary, cpuUnary: cpu.Exp, savesOut: true, wgsl: "exp(x)"},
 	OpLog:       {name: "Log", fam: famUnary, cpuUnary: cpu.Log, saves: in0, wgsl: "log(x)"},
 	OpLog1p:     {name: "Log1p", fam: famUnary, cpuUnary: cpu.Log1p, saves: in0, wgsl: "log1p(x)"},
@@ -141,13 +147,13 @@ var opTable = [numOps]opInfo{
 	OpCos:       {name: "Cos", fam: famUnary, cpuUnary: cpu.Cos, saves: in0, wgsl: "cos(x)"},
 	OpTanh:      {name: "Tanh", fam: famUnary, cpuUnary: cpu.Tanh, savesOut: true, wgsl: "select(tanh(x), sign(x), abs(x) > 15.0)"},
 	OpSigmoid:   {name: "Sigmoid", fam: famUnary, cpuUnary: cpu.Sigmoid, savesOut: true, wgsl: "1.0 / (1.0 + exp(-x))"},
-	OpReLU:      {name: "ReLU", fam: famUnary, cpuUnary: cpu.ReLU, savesOut: true, wgsl: "select(x, 0.0, x <= 0.0)", wgslInt: "max(x, 0i)"},
+	OpReLU:      {name: "ReLU", fam: famUnary, cpuUnary: cpu.ReLU, savesOut: true, wgsl: "select(x, 0.0, x <= 0.0 && !isnan_(x))", wgslInt: "max(x, 0i)"},
 	OpGELU:      {name: "GELU", fam: famUnary, cpuUnary: cpu.GELU, saves: in0, wgsl: "0.5 * x * (1.0 + erf_(x * 0.7071067811865476))"},
 	OpSiLU:      {name: "SiLU", fam: famUnary, cpuUnary: cpu.SiLU, saves: in0, wgsl: "x / (1.0 + exp(-x))"},
 	OpSoftplus:  {name: "Softplus", fam: famUnary, cpuUnary: cpu.Softplus, saves: in0, wgsl: "select(log1p(exp(p0 * x)) / p0, x, x * p0 > p1)"},
 	OpErf:       {name: "Erf", fam: famUnary, cpuUnary: cpu.Erf, saves: in0, wgsl: "erf_(x)"},
 	OpPowScalar: {name: "PowScalar", fam: famUnary, cpuUnary: cpu.PowScalar, saves: in0, wgsl: "pow_(x, p0)"},
-	OpClamp:     {name: "Clamp", fam: famUnary, cpuUnary: cpu.Clamp, saves: in0, wgsl: "select(min(max(x, p0), p1), x, x != x)"},
+	OpClamp:     {name: "Clamp", fam: famUnary, cpuUnary: cpu.Clamp, saves: in0, wgsl: "select(min(max(x, p0), p1), x, isnan_(x))", wgslInt: "min(max(x, p0), p1)"},
 	OpAddScalar: {name: "AddScalar", fam: famUnary, cpuUnary: cpu.AddScalar, wgsl: "x + p0"},
 	OpMulScalar: {name: "MulScalar", fam: famUnary, cpuUnary: cpu.MulScalar, wgsl: "x * p0"},
 
@@ -156,14 +162,14 @@ var opTable = [numOps]opInfo{
 	OpMul:        {name: "Mul", fam: famBinary, cpuBinary: cpu.Mul, saves: in01, wgsl: "x * y"},
 	OpDiv:        {name: "Div", fam: famBinary, cpuBinary: cpu.Div, saves: in01, wgsl: "x / y"},
 	OpPow:        {name: "Pow", fam: famBinary, cpuBinary: cpu.Pow, saves: in01, savesOut: true, wgsl: "pow_(x, y)"},
-	OpMaximum:    {name: "Maximum", fam: famBinary, cpuBinary: cpu.Maximum, saves: in01, wgsl: "select(select(y, x, x >= y), x, x != x)"},
-	OpMinimum:    {name: "Minimum", fam: famBinary, cpuBinary: cpu.Minimum, saves: in01, wgsl: "select(select(y, x, x <= y), x, x != x)"},
-	OpEq:         {name: "Eq", fam: famBinary, cpuBinary: cpu.Eq, nondiff: true, wgsl: "x == y"},
-	OpNe:         {name: "Ne", fam: famBinary, cpuBinary: cpu.Ne, nondiff: true, wgsl: "x != y"},
-	OpLt:         {name: "Lt", fam: famBinary, cpuBinary: cpu.Lt, nondiff: true, wgsl: "x < y"},
-	OpLe:         {name: "Le", fam: famBinary, cpuBinary: cpu.Le, nondiff: true, wgsl: "x <= y"},
-	OpGt:         {name: "Gt", fam: famBinary, cpuBinary: cpu.Gt, nondiff: true, wgsl: "x > y"},
-	OpGe:         {name: "Ge", fam: famBinary, cpuBinary: cpu.Ge, nondiff: true, wgsl: "x >= y"},
+	OpMaximum:    {name: "Maximum", fam: famBinary, cpuBinary: cpu.Maximum, saves: in01, wgsl: "select(select(select(y, x, x >= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x >= y)"},
+	OpMinimum:    {name: "Minimum", fam: famBinary, cpuBinary: cpu.Minimum, saves: in01, wgsl: "select(select(select(y, x, x <= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x <= y)"},
+	OpEq:         {name: "Eq", fam: famBinary, cpuBinary: cpu.Eq, nondiff: true, wgsl: "x == y && !isnan_(x) && !isnan_(y)", wgslInt: "x == y"},
+	OpNe:         {name: "Ne", fam: famBinary, cpuBinary: cpu.Ne, nondiff: true, wgsl: "x != y || isnan_(x) || isnan_(y)", wgslInt: "x != y"},
+	OpLt:         {name: "Lt", fam: famBinary, cpuBinary: cpu.Lt, nondiff: true, wgsl: "x < y && !isnan_(x) && !isnan_(y)", wgslInt: "x < y"},
+	OpLe:         {name: "Le", fam: famBinary, cpuBinary: cpu.Le, nondiff: true, wgsl: "x <= y && !isnan_(x) && !isnan_(y)", wgslInt: "x <= y"},
+	OpGt:         {name: "Gt", fam: famBinary, cpuBinary: cpu.Gt, nondiff: true, wgsl: "x > y && !isnan_(x) && !isnan_(y)", wgslInt: "x > y"},
+	OpGe:         {name: "Ge", fam: famBinary, cpuBinary: cpu.Ge, nondiff: true, wgsl: "x >= y && !isnan_(x) && !isnan_(y)", wgslInt: "x >= y"},
 	OpLogicalAnd: {name: "LogicalAnd", fam: famBinary, cpuBinary: cpu.LogicalAnd, nondiff: true, wgsl: "x && y"},
 	OpLogicalOr:  {name: "LogicalOr", fam: famBinary, cpuBinary: cpu.LogicalOr, nondiff: true, wgsl: "x || y"},
 

@@ -197,6 +197,12 @@ func applyViews(t *testing.T, base *tensor.Tensor, x torchref.Tensor) *tensor.Te
 	if err != nil {
 		t.Fatal(err)
 	}
+	if base.DType() == tensor.Float32 {
+		// A float64 case run in float32: the base holds rounded values.
+		for i, d := range m.Data {
+			m.Data[i] = float64(float32(d))
+		}
+	}
 	if !slices.Equal(v.Shape(), m.Shape) || !sameFloats(v.Float64s(), m.Data) {
 		t.Fatalf("view chain %v: Tessera gives shape %v %v, torchref %v %v", x.View, v.Shape(), v.Float64s(), m.Shape, m.Data)
 	}
@@ -227,25 +233,7 @@ func torchTolerance(c torchref.Case) tolerance {
 			f32 = true
 		}
 	}
-	k := 1
-	outN := 0
-	for _, o := range c.Outputs {
-		outN += o.Numel()
-	}
-	for _, x := range c.Inputs {
-		vs, _ := x.ViewShape()
-		if n := numelOf(vs); outN > 0 && n/outN > k {
-			k = n / outN
-		}
-		if x.Numel() > 0 && outN/x.Numel() > k {
-			k = outN / x.Numel()
-		}
-		if c.Op == "matmul" {
-			for _, d := range vs {
-				k = max(k, d)
-			}
-		}
-	}
+	k := torchSumLength(c)
 	eps, rtol := 0x1p-52, 1e-13
 	if f32 {
 		eps, rtol = 0x1p-23, 2e-6
@@ -272,6 +260,32 @@ func torchTolerance(c torchref.Case) tolerance {
 		exact = true
 	}
 	return tolerance{rtol: rtol, abs: 8 * eps * float64(k), exactFwd: exact}
+}
+
+// torchSumLength returns k, the longest sum a case involves: a
+// reduction's length, a matmul's inner dimension, or the number of output
+// elements whose gradients sum into one input element (broadcast, expand).
+func torchSumLength(c torchref.Case) int {
+	k := 1
+	outN := 0
+	for _, o := range c.Outputs {
+		outN += o.Numel()
+	}
+	for _, x := range c.Inputs {
+		vs, _ := x.ViewShape()
+		if n := numelOf(vs); outN > 0 && n/outN > k {
+			k = n / outN
+		}
+		if x.Numel() > 0 && outN/x.Numel() > k {
+			k = outN / x.Numel()
+		}
+		if c.Op == "matmul" {
+			for _, d := range vs {
+				k = max(k, d)
+			}
+		}
+	}
+	return k
 }
 
 func numelOf(shape []int) int {

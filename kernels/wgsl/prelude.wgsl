@@ -116,6 +116,10 @@ fn pow_(x: f32, y: f32) -> f32 {
 		}
 		return bitcast<f32>(0x7fc00000u);
 	}
+	if (ax == 0.0) {
+		// exp2(y·log2(0)) is folded to 0 on lavapipe even for y < 0.
+		return select(0.0, bitcast<f32>(0x7f800000u), y < 0.0);
+	}
 	if (ay == 0.5) {
 		// sqrt is correctly rounded where exp2/log2 are not; ax keeps
 		// pow(-0, 0.5) = +0 and the x < 0 cases returned above.

@@ -1,0 +1,645 @@
+package tensor_test
+
+// The PyTorch reference cases on the GPU (DESIGN.md, "Truth": compare the
+// GPU with the CPU for every op, forward and backward). When devtest gives
+// a GPU, every case of testdata/torch/{elementwise,reduce,linalg,index,
+// shape}.json runs there, forward and backward:
+//
+//   - float32 cases as they are; float64 cases with their float inputs
+//     (and upstream gradients) rounded to float32, since WGSL has no f64;
+//   - the GPU's results are compared with PyTorch's at float32 precision
+//     (gpuTorchTolerance), plus, for a float64 case, the change that
+//     rounding the inputs to float32 makes to the exact answer: that
+//     change is measured, not guessed, by running the case on the CPU in
+//     float64 on the rounded inputs (precision rounded64). Integer and bool
+//     outputs must match exactly; where rounding the inputs flips one
+//     (two float64 values that become equal in float32), the GPU must give
+//     what the rounded inputs give. NaN and ±Inf must match;
+//   - the GPU's results are compared with the CPU's for the same float32
+//     inputs, to a few ulps (gpuCPUTolerance).
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/internal/torchref"
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+func TestTorchRefGPUElementwise(t *testing.T) { runTorchFamilyGPU(t, "elementwise") }
+func TestTorchRefGPUReduce(t *testing.T)      { runTorchFamilyGPU(t, "reduce") }
+func TestTorchRefGPULinalg(t *testing.T)      { runTorchFamilyGPU(t, "linalg") }
+func TestTorchRefGPUIndex(t *testing.T)       { runTorchFamilyGPU(t, "index") }
+func TestTorchRefGPUShape(t *testing.T)       { runTorchFamilyGPU(t, "shape") }
+
+// precision says how a case's float64 tensors are built.
+type precision int
+
+const (
+	// asIs: the case's dtypes.
+	asIs precision = iota
+	// in32: float64 tensors become float32 (the GPU's float).
+	in32
+	// rounded64: float64 tensors stay float64 but hold their values
+	// rounded to float32: the exact answer for what an in32 run sees.
+	rounded64
+)
+
+// hostTensor is a result copied off its device.
+type hostTensor struct {
+	dt    tensor.DType
+	shape []int
+	data  []float64
+}
+
+func toHost(x *tensor.Tensor) hostTensor {
+	return hostTensor{x.DType(), x.Shape(), x.Float64s()}
+}
+
+// caseResult holds a case's outputs and the gradients of its base inputs
+// (nil where the input needs none or got none).
+type caseResult struct {
+	outs  []hostTensor
+	grads []*hostTensor
+}
+
+// convertTorch builds reference tensor x as a base tensor on dev at
+// precision p.
+func convertTorch(t *testing.T, x torchref.Tensor, dev tensor.Device, p precision) *tensor.Tensor {
+	b := torchTensor(t, x)
+	if b.DType() == tensor.Float64 {
+		switch p {
+		case in32:
+			b = b.Cast(tensor.Float32)
+		case rounded64:
+			b = b.Cast(tensor.Float32).Cast(tensor.Float64)
+		}
+	}
+	return b.To(dev)
+}
+
+// evalTorchCase runs case c on dev at precision p, forward and, when the
+// case has upstream gradients, backward.
+func evalTorchCase(t *testing.T, c torchref.Case, dev tensor.Device, p precision) (r caseResult) {
+	t.Helper()
+	defer func() {
+		if e := recover(); e != nil {
+			t.Fatalf("on %v: panic: %v\n%s", dev, e, debug.Stack())
+		}
+	}()
+	if p == in32 && c.Op == "cast" && c.String("dtype") == "float64" {
+		// float64 is CPU-only: a cast to float64 becomes one to float32.
+		c.Attrs = maps.Clone(c.Attrs)
+		c.Attrs["dtype"] = "float32"
+	}
+	bases := make([]*tensor.Tensor, len(c.Inputs))
+	in := make([]*tensor.Tensor, len(c.Inputs))
+	for i, ti := range c.Inputs {
+		bases[i] = convertTorch(t, ti, dev, p)
+		if ti.RequiresGrad {
+			bases[i].SetRequiresGrad(true)
+		}
+		in[i] = applyViews(t, bases[i], ti)
+	}
+	outs := torchOps[c.Op](c, in)
+	if len(outs) != len(c.Outputs) {
+		t.Fatalf("on %v: %d outputs, torch has %d", dev, len(outs), len(c.Outputs))
+	}
+	for i, o := range outs {
+		if o.Device() != dev {
+			t.Errorf("on %v: output %d is on %v", dev, i, o.Device())
+		}
+		r.outs = append(r.outs, toHost(o))
+	}
+	if len(c.GradOutputs) == 0 {
+		return r
+	}
+	var loss *tensor.Tensor
+	for i, g := range c.GradOutputs {
+		term := outs[i].Mul(convertTorch(t, g, dev, p)).Sum()
+		if loss == nil {
+			loss = term
+		} else {
+			loss = loss.Add(term)
+		}
+	}
+	autograd.Backward(loss)
+	r.grads = make([]*hostTensor, len(c.Inputs))
+	for i := range c.Grads {
+		if g := bases[i].Grad(); g != nil {
+			if g.Device() != dev {
+				t.Errorf("on %v: grad %d is on %v", dev, i, g.Device())
+			}
+			h := toHost(g)
+			r.grads[i] = &h
+		}
+	}
+	return r
+}
+
+// caseHasFloat64 reports whether a case has float64 tensors, which the
+// GPU runs in float32.
+func caseHasFloat64(c torchref.Case) bool {
+	for _, x := range append(slices.Clone(c.Inputs), c.Outputs...) {
+		if x.DType == "float64" {
+			return true
+		}
+	}
+	return false
+}
+
+// gpuTorchTolerance is the tolerance of a GPU result against PyTorch:
+// the CPU harness's float32 tolerance (torchTolerance of the case as if it
+// were float32: rtol 2e-6, or 1e-5 for transcendental ops, chains,
+// reductions and matmul; abs 8·2⁻²³·k scaled by the output's magnitude,
+// k the longest sum). The WGSL built-ins (exp, log, sin, cos, tanh,
+// inverseSqrt) and the prelude's erf_, log1p and pow_ stay well inside it
+// on lavapipe (the largest error is GELU's, under half of it), so no op
+// needs more. Two changes:
+//
+//   - a float64 case is never bit-exact: PyTorch rounded in float64;
+//   - WGSL does not promise correctly rounded division (2.5 ulp) or
+//     square roots, so the float32 forward results of gpuNotExact ops are
+//     held to 2⁻²² relative (a few ulps) instead of bit for bit. Lavapipe
+//     does round them correctly: the GPU-vs-CPU check shows it.
+func gpuTorchTolerance(c torchref.Case, fwd bool) tolerance {
+	c32 := c
+	c32.Inputs = slices.Clone(c.Inputs)
+	for i := range c32.Inputs {
+		if c32.Inputs[i].DType == "float64" {
+			c32.Inputs[i].DType = "float32"
+		}
+	}
+	tl := torchTolerance(c32)
+	if caseHasFloat64(c) {
+		tl.exactFwd = false
+	}
+	if !fwd {
+		tl.exactFwd = false
+		return tl
+	}
+	if tl.exactFwd && gpuNotExact[c.Op] {
+		return tolerance{rtol: 0x1p-22}
+	}
+	if tl.exactFwd {
+		return tolerance{}
+	}
+	return tl
+}
+
+// gpuNotExact are ops that are one correctly rounded float32 operation
+// per element on the CPU, but whose WGSL form need not be.
+var gpuNotExact = map[string]bool{"div": true, "div_scalar": true, "sqrt": true}
+
+// gpuCPUClass says how closely the GPU must match the CPU on the same
+// float32 inputs.
+type gpuCPUClass int
+
+const (
+	// gpuBitwise: data movement, selection, sign, comparisons: both
+	// devices copy or choose the same float32 (±0 and NaN payloads
+	// aside).
+	gpuBitwise gpuCPUClass = iota
+	// gpuRounded: one or two correctly rounded float32 operations per
+	// element on the CPU; WGSL's division and sqrt may be 2.5 ulp off.
+	gpuRounded
+	// gpuInexact: transcendental functions, chains of ops, reductions
+	// and products summed in another order.
+	gpuInexact
+)
+
+var gpuCPUClasses = map[string]gpuCPUClass{
+	"neg": gpuBitwise, "abs": gpuBitwise, "sign": gpuBitwise, "relu": gpuBitwise, "clamp": gpuBitwise,
+	"maximum": gpuBitwise, "minimum": gpuBitwise, "eq": gpuBitwise, "ne": gpuBitwise, "lt": gpuBitwise,
+	"le": gpuBitwise, "gt": gpuBitwise, "ge": gpuBitwise, "where": gpuBitwise, "masked_fill": gpuBitwise,
+	"cast": gpuBitwise, "max": gpuBitwise, "min": gpuBitwise, "argmax": gpuBitwise, "argmin": gpuBitwise,
+	"index_select": gpuBitwise, "gather": gpuBitwise, "one_hot": gpuBitwise, "slice": gpuBitwise,
+	"select": gpuBitwise, "narrow": gpuBitwise, "cat": gpuBitwise, "stack": gpuBitwise, "split": gpuBitwise,
+	"chunk": gpuBitwise, "transpose": gpuBitwise, "permute": gpuBitwise, "reshape": gpuBitwise,
+	"view": gpuBitwise, "flatten": gpuBitwise, "squeeze": gpuBitwise, "unsqueeze": gpuBitwise,
+	"expand": gpuBitwise, "contiguous": gpuBitwise, "clone": gpuBitwise,
+
+	"square": gpuRounded, "sqrt": gpuRounded, "mul": gpuRounded, "div": gpuRounded, "add": gpuRounded,
+	"sub": gpuRounded, "add_scalar": gpuRounded, "sub_scalar": gpuRounded, "mul_scalar": gpuRounded,
+	"div_scalar": gpuRounded, "rsub_scalar": gpuRounded, "outer": gpuRounded, "scatter_add": gpuRounded,
+}
+
+// gpuCPUTolerance is |gpu − cpu| ≤ rtol·|cpu| + abs·max(1, max|cpu|) for
+// the forward (fwd) or backward pass of case c, with k its longest sum.
+// ε is 2⁻²³, float32's machine epsilon.
+//
+//   - gpuBitwise: forward bit for bit;
+//   - gpuRounded: 4ε relative (a correctly rounded op against one up to
+//     2.5 ulp off, and a second rounding in composites such as rsub);
+//   - gpuInexact: 32ε relative (transcendental functions differ by a few
+//     ulps, and a result such as pow's amplifies its argument's error by
+//     the exponent) and 8ε·k·max(1, max|cpu|) absolute (the prelude's
+//     erf_ is 2e-7 off in absolute terms: GELU's gradient uses 0.4 of
+//     this on lavapipe, every other op under 0.15);
+//   - every other result involving a sum of k terms computed in another
+//     order (reductions, matmul, gradients of broadcast inputs), and
+//     every other backward pass: 4ε·k·max(1, max|cpu|) absolute.
+func gpuCPUTolerance(c torchref.Case, fwd bool) tolerance {
+	const eps = 0x1p-23
+	k := float64(torchSumLength(c))
+	cl, ok := gpuCPUClasses[c.Op]
+	if !ok {
+		cl = gpuInexact
+	}
+	switch {
+	case cl == gpuBitwise && fwd:
+		return tolerance{exactFwd: true}
+	case cl == gpuBitwise, cl == gpuRounded:
+		return tolerance{rtol: 4 * eps, abs: 4 * eps * k}
+	}
+	return tolerance{rtol: 32 * eps, abs: 8 * eps * k}
+}
+
+// gpuFamilyStats collects the largest differences seen per op, to report.
+type gpuFamilyStats struct {
+	sync.Mutex
+	torch map[string]float64 // max |gpu−torch| / (atol + rtol·|torch|) over elements
+	cpu   map[string]float64 // max |gpu−cpu| / (atol + rtol·|cpu|) over elements
+	flips map[string]int     // int/bool elements that rounding the inputs flipped
+}
+
+func (s *gpuFamilyStats) note(m map[string]float64, op string, v float64) {
+	s.Lock()
+	defer s.Unlock()
+	m[op] = max(m[op], v)
+}
+
+func runTorchFamilyGPU(t *testing.T, fam string) {
+	gpu, ok := devtest.GPU(t)
+	if !ok {
+		t.Skip("no GPU")
+	}
+	cases := torchref.MustLoad(t, fam)
+	st := &gpuFamilyStats{torch: map[string]float64{}, cpu: map[string]float64{}, flips: map[string]int{}}
+	ran, pass := 0, 0
+	for _, c := range cases {
+		ran++
+		if t.Run(c.Name, func(t *testing.T) { runTorchCaseGPU(t, c, gpu, st) }) {
+			pass++
+		}
+	}
+	t.Logf("%s.json on %v: %d cases, %d run, %d passed, %d failed", fam, gpu, len(cases), ran, pass, ran-pass)
+	ops := slices.Sorted(maps.Keys(st.torch))
+	for _, op := range ops {
+		t.Logf("  %-18s worst |gpu−torch| %.3f, |gpu−cpu| %.3f of the tolerance%s", op, st.torch[op], st.cpu[op],
+			map[bool]string{true: fmt.Sprintf(", %d int/bool elements flipped by rounding to float32", st.flips[op]), false: ""}[st.flips[op] > 0])
+	}
+}
+
+// runTorchCaseGPU runs case c on the GPU in float32 and compares it with
+// PyTorch and with the CPU.
+func runTorchCaseGPU(t *testing.T, c torchref.Case, gpu tensor.Device, st *gpuFamilyStats) {
+	p := asIs
+	if caseHasFloat64(c) {
+		p = in32
+	}
+	g := evalTorchCase(t, c, gpu, p)
+	cpu := evalTorchCase(t, c, tensor.CPU, p)
+	var r64 *caseResult
+	if p == in32 {
+		r := evalTorchCase(t, c, tensor.CPU, rounded64)
+		r64 = &r
+	}
+
+	fwd, bwd := gpuTorchTolerance(c, true), gpuTorchTolerance(c, false)
+	for i, want := range c.Outputs {
+		var alt *hostTensor
+		if r64 != nil {
+			alt = &r64.outs[i]
+		}
+		what := fmt.Sprintf("output %d", i)
+		compareGPUTorch(t, what, g.outs[i], want, alt, fwd, c.Op+" fwd", st)
+		compareGPUCPU(t, what, g.outs[i], cpu.outs[i], gpuCPUTolerance(c, true), c.Op+" fwd", st)
+	}
+	for i, want := range c.Grads {
+		if want == nil {
+			continue
+		}
+		what := fmt.Sprintf("grad %d", i)
+		if g.grads[i] == nil {
+			t.Errorf("%s: nil on the GPU, torch has %v", what, want.Shape)
+			continue
+		}
+		var alt *hostTensor
+		if r64 != nil {
+			alt = r64.grads[i]
+		}
+		compareGPUTorch(t, what, *g.grads[i], *want, alt, bwd, c.Op+" bwd", st)
+		if cpu.grads[i] == nil {
+			t.Errorf("%s: nil on the CPU", what)
+			continue
+		}
+		compareGPUCPU(t, what, *g.grads[i], *cpu.grads[i], gpuCPUTolerance(c, false), c.Op+" bwd", st)
+	}
+}
+
+// to32 rounds a float64 to the float32 it becomes (±Inf beyond range).
+func to32(v float64) float64 { return float64(float32(v)) }
+
+// compareGPUTorch compares a float32 GPU result with PyTorch's want
+// within tl. For a float64 case, alt holds the case evaluated in float64
+// on the inputs rounded to float32: |alt − want| is what the rounding
+// changes, and is added to the tolerance; where rounding flips an
+// integer, a bool, a NaN or an infinity, the GPU must give alt's value.
+func compareGPUTorch(t *testing.T, what string, got hostTensor, want torchref.Tensor, alt *hostTensor, tl tolerance, op string, st *gpuFamilyStats) {
+	t.Helper()
+	wd := torchDType(t, want.DType)
+	if wd == tensor.Float64 {
+		wd = tensor.Float32
+	}
+	if got.dt != wd {
+		t.Errorf("%s: dtype %v, want %v (torch %s)", what, got.dt, wd, want.DType)
+		return
+	}
+	if !slices.Equal(got.shape, want.Shape) {
+		t.Errorf("%s: shape %v, torch %v", what, got.shape, want.Shape)
+		return
+	}
+	w := slices.Clone(want.Data)
+	var a []float64
+	if alt != nil {
+		a = slices.Clone(alt.data)
+	}
+	if want.IsFloat() {
+		for i := range w {
+			w[i] = to32(w[i])
+			if a != nil {
+				a[i] = to32(a[i])
+			}
+		}
+	}
+	mag := 1.0
+	for _, v := range w {
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			mag = max(mag, math.Abs(v))
+		}
+	}
+	atol := tl.abs * mag
+	bad, flips, worst := 0, 0, 0.0
+	var msg strings.Builder
+	for i, v := range got.data {
+		ok := false
+		if !want.IsFloat() {
+			ok = v == w[i]
+			if !ok && a != nil && a[i] != w[i] && v == a[i] {
+				ok = true
+				flips++
+			}
+		} else {
+			slack := 0.0
+			special := func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) }
+			if a != nil && !special(a[i]) && !special(w[i]) {
+				slack = math.Abs(a[i] - w[i])
+			}
+			ok = agrees(v, w[i], atol+slack, tl.rtol)
+			if !ok && a != nil && (special(a[i]) || special(w[i])) && agrees(v, a[i], atol, tl.rtol) {
+				ok = true
+				flips++
+			}
+			if !special(w[i]) && !math.IsNaN(v) {
+				worst = max(worst, math.Abs(v-w[i])/(atol+slack+tl.rtol*math.Abs(w[i])+1e-300))
+			}
+		}
+		if !ok {
+			if bad < 5 {
+				fmt.Fprintf(&msg, "\n  [%d] gpu %.9g, torch %.17g", i, v, want.Data[i])
+				if a != nil {
+					fmt.Fprintf(&msg, " (%.17g for the float32-rounded inputs)", a[i])
+				}
+			}
+			bad++
+		}
+	}
+	st.note(st.torch, op, worst)
+	if flips > 0 {
+		st.Lock()
+		st.flips[op] += flips
+		st.Unlock()
+	}
+	if bad > 0 {
+		t.Errorf("%s: GPU vs torch: %d of %d elements differ (rtol %g, atol %.3g):%s", what, bad, len(got.data), tl.rtol, atol, msg.String())
+	}
+}
+
+// agrees reports whether v matches w: NaN with NaN, infinities exactly,
+// else |v−w| ≤ atol + rtol·|w|.
+func agrees(v, w, atol, rtol float64) bool {
+	switch {
+	case math.IsNaN(w):
+		return math.IsNaN(v)
+	case math.IsInf(w, 0):
+		return v == w
+	}
+	return !math.IsNaN(v) && math.Abs(v-w) <= atol+rtol*math.Abs(w)
+}
+
+// compareGPUCPU compares a GPU result with the CPU's for the same inputs.
+func compareGPUCPU(t *testing.T, what string, g, c hostTensor, tl tolerance, op string, st *gpuFamilyStats) {
+	t.Helper()
+	if g.dt != c.dt || !slices.Equal(g.shape, c.shape) {
+		t.Errorf("%s: GPU %v %v, CPU %v %v", what, g.dt, g.shape, c.dt, c.shape)
+		return
+	}
+	mag := 1.0
+	for _, v := range c.data {
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			mag = max(mag, math.Abs(v))
+		}
+	}
+	atol := tl.abs * mag
+	bad, worst := 0, 0.0
+	var msg strings.Builder
+	for i, v := range g.data {
+		w := c.data[i]
+		var ok bool
+		if tl.exactFwd || c.dt != tensor.Float32 {
+			ok = v == w || math.IsNaN(v) && math.IsNaN(w)
+		} else {
+			ok = agrees(v, w, atol, tl.rtol)
+		}
+		if !math.IsNaN(v) && !math.IsNaN(w) && !math.IsInf(w, 0) && c.dt == tensor.Float32 && !tl.exactFwd {
+			worst = max(worst, math.Abs(v-w)/(atol+tl.rtol*math.Abs(w)))
+		}
+		if !ok {
+			if bad < 5 {
+				fmt.Fprintf(&msg, "\n  [%d] gpu %.9g, cpu %.9g (diff %.3g)", i, v, w, v-w)
+			}
+			bad++
+		}
+	}
+	st.note(st.cpu, op, worst)
+	if bad > 0 {
+		t.Errorf("%s: GPU vs CPU: %d of %d elements differ (rtol %g, atol %.3g):%s", what, bad, len(g.data), tl.rtol, atol, msg.String())
+	}
+}
+
+// TestGPUSpecialValues checks PyTorch's NaN and infinity semantics on the
+// GPU with rows longer than a workgroup (the reference cases are small,
+// so they never reach a reduction's second stage): NaN propagates
+// through max, min, amax, sum, cumsum, logsumexp and softmax, and argmax
+// and argmin point at the first NaN; a softmax row of -inf is NaN, one
+// with +inf NaN where torch gives NaN; sign(NaN) is 0. Every result is
+// compared with the CPU's (which follows PyTorch): NaN, ±Inf and integers
+// exactly, finite values as TestTorchRefGPU* do for reductions. A few
+// of PyTorch's answers are asserted outright as well.
+func TestGPUSpecialValues(t *testing.T) {
+	gpu, ok := devtest.GPU(t)
+	if !ok {
+		t.Skip("no GPU")
+	}
+	nan, inf := math.NaN(), math.Inf(1)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{7, 300, 1000, 4099} {
+		// Rows: a NaN late, all -inf, one +inf, some -inf, NaN first
+		// among +inf, NaN and -inf, plain values.
+		const rows = 7
+		x := make([]float64, rows*n)
+		for i := range x {
+			x[i] = r.NormFloat64() * 3
+		}
+		row := func(i int) []float64 { return x[i*n : (i+1)*n] }
+		row(0)[n-2] = nan
+		for j := range row(1) {
+			row(1)[j] = -inf
+		}
+		row(2)[n/2] = inf
+		for j := 0; j < n; j += 3 {
+			row(3)[j] = -inf
+		}
+		row(4)[0] = nan
+		row(4)[n-1] = inf
+		row(5)[n/3] = nan
+		row(5)[n/3+1] = -inf
+		name := fmt.Sprintf("%dx%d", rows, n)
+		t.Run(name, func(t *testing.T) {
+			cpuX := tensor.New(x, rows, n).Cast(tensor.Float32)
+			gpuX := cpuX.To(gpu)
+			type result = []*tensor.Tensor
+			ops := []struct {
+				name string
+				f    func(x *tensor.Tensor) result
+			}{
+				{"Softmax(1)", func(x *tensor.Tensor) result { return result{x.Softmax(1)} }},
+				{"LogSoftmax(1)", func(x *tensor.Tensor) result { return result{x.LogSoftmax(1)} }},
+				{"Softmax(0) of the transpose", func(x *tensor.Tensor) result { return result{x.T().Softmax(0)} }},
+				{"MaxDim(1)", func(x *tensor.Tensor) result { v, i := x.MaxDim(1, false); return result{v, i} }},
+				{"MinDim(1)", func(x *tensor.Tensor) result { v, i := x.MinDim(1, false); return result{v, i} }},
+				{"ArgMaxDim(1)", func(x *tensor.Tensor) result { return result{x.ArgMaxDim(1, false)} }},
+				{"ArgMinDim(1)", func(x *tensor.Tensor) result { return result{x.ArgMinDim(1, false)} }},
+				{"Amax(1)", func(x *tensor.Tensor) result { return result{x.Amax([]int{1}, false)} }},
+				{"Amin(1)", func(x *tensor.Tensor) result { return result{x.Amin([]int{1}, false)} }},
+				{"Sum(1)", func(x *tensor.Tensor) result { return result{x.Sum(1)} }},
+				{"CumSum(1)", func(x *tensor.Tensor) result { return result{x.CumSum(1)} }},
+				{"LogSumExp(1)", func(x *tensor.Tensor) result { return result{x.LogSumExp([]int{1}, false)} }},
+				{"Max, Min, ArgMax, ArgMin of row 0 and rows 2-3", func(x *tensor.Tensor) result {
+					a, b := x.Narrow(0, 2, 2), x.Narrow(0, 0, 1)
+					return result{b.Max(), b.Min(), b.ArgMax(), b.ArgMin(), a.Max(), a.Min(), a.ArgMax(), a.ArgMin(), x.Sum()}
+				}},
+				{"Sign, ReLU, Clamp", func(x *tensor.Tensor) result {
+					return result{x.Sign(), x.ReLU(), x.Clamp(-1, 1), x.Maximum(x.T().T().Neg())}
+				}},
+			}
+			for _, op := range ops {
+				g, c := op.f(gpuX), op.f(cpuX)
+				for i := range c {
+					what := fmt.Sprintf("%s: result %d", op.name, i)
+					if g[i].Device() != gpu {
+						t.Errorf("%s is on %v", what, g[i].Device())
+					}
+					tl := tolerance{rtol: 32 * 0x1p-23, abs: 4 * 0x1p-23 * float64(n)}
+					compareGPUCPU(t, what, toHost(g[i]), toHost(c[i]), tl, op.name, &gpuFamilyStats{cpu: map[string]float64{}})
+				}
+			}
+			// PyTorch's answers.
+			sm := gpuX.Softmax(1).Float64s()
+			am := gpuX.ArgMaxDim(1, false).Int32s()
+			mx, _ := gpuX.MaxDim(1, false)
+			mxv := mx.Float64s()
+			for j := 0; j < n; j++ {
+				if !math.IsNaN(sm[j]) || !math.IsNaN(sm[n+j]) || !math.IsNaN(sm[4*n+j]) {
+					t.Fatalf("softmax of a row with NaN or of all -inf is not all NaN: %v %v %v", sm[j], sm[n+j], sm[4*n+j])
+				}
+			}
+			if am[0] != int32(n-2) || am[4] != 0 || am[5] != int32(n/3) || am[2] != int32(n/2) {
+				t.Errorf("argmax = %v, want the first NaN or the +Inf: %d, 0, %d, %d", am, n-2, n/3, n/2)
+			}
+			if !math.IsNaN(mxv[0]) || !math.IsNaN(mxv[4]) || !math.IsInf(mxv[2], 1) || !math.IsInf(mxv[1], -1) {
+				t.Errorf("max = %v", mxv)
+			}
+			if s := gpuX.Sign().Float64s(); s[n-2] != 0 {
+				t.Errorf("sign(NaN) = %v, want 0", s[n-2])
+			}
+		})
+	}
+	// A whole-tensor reduction over several workgroups: the NaN and the
+	// +Inf sit where only the second stage sees them together.
+	n := 70001
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	for _, at := range []int{5, 40000, n - 1} {
+		y := slices.Clone(x)
+		y[at] = float32(nan)
+		y[at/2] = float32(inf)
+		c, g := tensor.New(y), tensor.New(y).To(gpu)
+		for _, f := range []func(*tensor.Tensor) *tensor.Tensor{(*tensor.Tensor).Max, (*tensor.Tensor).Min, (*tensor.Tensor).ArgMax, (*tensor.Tensor).ArgMin} {
+			if gv, cv := f(g).Item(), f(c).Item(); !(gv == cv || math.IsNaN(gv) && math.IsNaN(cv)) {
+				t.Errorf("NaN at %d of %d: GPU %v, CPU %v", at, n, gv, cv)
+			}
+		}
+		if i := g.ArgMax().Item(); i != float64(at) {
+			t.Errorf("ArgMax with NaN at %d: %v", at, i)
+		}
+		if s := g.Sum().Item(); !math.IsNaN(s) {
+			t.Errorf("Sum with NaN at %d: %v", at, s)
+		}
+	}
+}
+
+// TestGPUPowOfZero: 0 and -0 to a negative power are +Inf (-Inf for -0
+// to a negative odd integer), as in C and PyTorch, on both devices and
+// through both PowScalar and Pow. The exponents that are not integers
+// take the prelude pow_'s exp2(y·log2|x|) path. PowScalar(-0.5) is
+// Rsqrt, as in PyTorch, so (-0)^-0.5 is -Inf there.
+func TestGPUPowOfZero(t *testing.T) {
+	gpu, ok := devtest.GPU(t)
+	if !ok {
+		t.Skip("no GPU")
+	}
+	negZero := float32(math.Copysign(0, -1))
+	x := []float32{0, negZero}
+	for _, p := range []float64{-0.25, -0.5, -1, -1.5, -2, -2.5, -3} {
+		want := []float64{math.Pow(0, p), math.Pow(math.Copysign(0, -1), p)}
+		for _, dev := range []tensor.Device{tensor.CPU, gpu} {
+			xs := tensor.New(x).To(dev)
+			ys := tensor.Full([]int{2}, p, tensor.On(dev))
+			for name, got := range map[string][]float64{
+				"PowScalar": xs.PowScalar(p).Float64s(),
+				"Pow":       xs.Pow(ys).Float64s(),
+			} {
+				want := want
+				if name == "PowScalar" && p == -0.5 {
+					want = []float64{math.Inf(1), math.Inf(-1)}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s([0, -0], %v) on %v = %v, want %v", name, p, dev, got, want)
+				}
+			}
+		}
+	}
+}
