@@ -27,9 +27,10 @@ fi
 echo "== go vet"
 go vet ./...
 
-echo "== builds without cgo (CPU only)"
+echo "== builds and runs without cgo (CPU only; asking for a GPU says it was not compiled in)"
 CGO_ENABLED=0 go build ./...
 CGO_ENABLED=0 go vet ./device/ ./tensor/
+CGO_ENABLED=0 TESSERA_REQUIRE_GPU= go test -count=1 -timeout 10m ./device/ ./tensor/
 
 echo "== layering: cpu, device and kernels/wgsl import nothing from $module"
 for pkg in cpu device kernels/wgsl; do
