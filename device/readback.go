@@ -69,13 +69,10 @@ func (g *GPU) Read(src *Buffer, offset, size int64) ([]byte, error) {
 	// in a later Poll: atomics keep that harmless.
 	var status atomic.Uint32
 	var fired atomic.Bool
-	if err := st.MapAsync(wgpu.MapMode_Read, 0, uint64(n), func(s wgpu.BufferMapAsyncStatus) {
+	mapAsync(st, wgpu.MapMode_Read, 0, uint64(n), func(s wgpu.BufferMapAsyncStatus) {
 		status.Store(uint32(s))
 		fired.Store(true)
-	}); err != nil {
-		g.zombies = append(g.zombies, st)
-		return nil, fmt.Errorf("tessera: Read: %w", err)
-	}
+	})
 	deadline := time.Now().Add(g.opts.Timeout)
 	for !fired.Load() {
 		if err := g.usable(); err != nil {

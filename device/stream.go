@@ -131,7 +131,7 @@ func (g *GPU) flushLocked() error {
 	cmd.Release()
 	g.lastIndex = sub.index
 	g.submits++
-	g.queue.OnSubmittedWorkDone(func(wgpu.QueueWorkDoneStatus) { sub.done.Store(true) })
+	onSubmittedWorkDone(g.queue, func(wgpu.QueueWorkDoneStatus) { sub.done.Store(true) })
 	g.inflight = append(g.inflight, sub)
 	g.alloc.flushed()
 	g.trimBindGroups()
