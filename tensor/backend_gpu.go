@@ -49,7 +49,7 @@ func gbuf(t *Tensor) *device.Buffer { return t.ref.s.buf.(*device.Buffer) }
 // kernel the driver rejects) into the op's panic.
 func (b *gpuBackend) check(op string, err error) {
 	if err != nil {
-		panic(&Error{Op: op, Err: err, Detail: err.Error(), Devices: []Device{b.dev}})
+		panic(&Error{Op: op, Err: err, Devices: []Device{b.dev}})
 	}
 }
 

@@ -23,7 +23,7 @@ type storage struct {
 func newStorage(dt DType, n int, dev Device) *storage {
 	buf, err := backendOf(dev).alloc(dt, n)
 	if err != nil {
-		panic(&Error{Op: "alloc", Err: err, Detail: err.Error(), Devices: []Device{dev}})
+		panic(&Error{Op: "alloc", Err: err, Devices: []Device{dev}})
 	}
 	s := &storage{dtype: dt, device: dev, n: n, buf: buf}
 	s.refs.Store(1)
