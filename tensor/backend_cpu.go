@@ -19,6 +19,7 @@ func (cpuBackend) alloc(dt DType, n int) (any, error) { return cpuPool.get(dt, n
 func (cpuBackend) free(dt DType, buf any) { cpuPool.put(buf) }
 
 func (cpuBackend) write(dst *Tensor, src any) {
+	defer keepAlive(dst)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		copy(d, src.([]float32))
@@ -32,6 +33,7 @@ func (cpuBackend) write(dst *Tensor, src any) {
 }
 
 func (cpuBackend) read(x *Tensor) any {
+	defer keepAlive(x)
 	switch b := x.ref.s.buf.(type) {
 	case []float32:
 		return readAs(b, x)
@@ -52,6 +54,7 @@ func readAs[T cpu.Elem](b []T, x *Tensor) []T {
 }
 
 func (cpuBackend) fill(dst *Tensor, v float64) {
+	defer keepAlive(dst)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		cpu.Fill(d, lay(dst), float32(v))
@@ -65,6 +68,7 @@ func (cpuBackend) fill(dst *Tensor, v float64) {
 }
 
 func (cpuBackend) copy(dst, x *Tensor) {
+	defer keepAlive(dst, x)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		cpu.Copy(d, lay(dst), x.ref.s.buf.([]float32), lay(x))
@@ -78,6 +82,7 @@ func (cpuBackend) copy(dst, x *Tensor) {
 }
 
 func (cpuBackend) cast(dst, x *Tensor) {
+	defer keepAlive(dst, x)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		castInto(d, dst, x)
@@ -104,6 +109,7 @@ func castInto[D cpu.Elem](d []D, dst, x *Tensor) {
 }
 
 func (cpuBackend) unary(op Op, p [2]float64, dst, x *Tensor) {
+	defer keepAlive(dst, x)
 	code, params := opTable[op].cpuUnary, cpu.UnaryParams{A: p[0], B: p[1]}
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -118,6 +124,7 @@ func (cpuBackend) unary(op Op, p [2]float64, dst, x *Tensor) {
 }
 
 func (cpuBackend) binary(op Op, dst, x, y *Tensor) {
+	defer keepAlive(dst, x, y)
 	code := opTable[op].cpuBinary
 	if code.IsLogical() {
 		cpu.Logical(code, dst.ref.s.buf.([]bool), lay(dst), x.ref.s.buf.([]bool), lay(x), y.ref.s.buf.([]bool), lay(y))
@@ -164,6 +171,7 @@ func boolsAsInt32(x *Tensor) []int32 {
 }
 
 func (cpuBackend) ternary(op Op, s float64, dst, a, b, c *Tensor) {
+	defer keepAlive(dst, a, b, c)
 	code := cpu.Addcmul
 	if op == OpAddcdiv {
 		code = cpu.Addcdiv
@@ -177,6 +185,7 @@ func (cpuBackend) ternary(op Op, s float64, dst, a, b, c *Tensor) {
 }
 
 func (cpuBackend) where(dst, cond, x, y *Tensor) {
+	defer keepAlive(dst, cond, x, y)
 	cb := cond.ref.s.buf.([]bool)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -193,6 +202,7 @@ func (cpuBackend) where(dst, cond, x, y *Tensor) {
 var cpuReduceOps = map[Op]cpu.ReduceOp{OpSum: cpu.SumOp, OpAmax: cpu.MaxOp, OpAmin: cpu.MinOp, OpMaxDim: cpu.MaxOp, OpMinDim: cpu.MinOp, OpArgMax: cpu.MaxOp, OpArgMin: cpu.MinOp}
 
 func (cpuBackend) reduce(op Op, dst, x *Tensor) {
+	defer keepAlive(dst, x)
 	code := cpuReduceOps[op]
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -205,6 +215,7 @@ func (cpuBackend) reduce(op Op, dst, x *Tensor) {
 }
 
 func (cpuBackend) argReduce(op Op, vals, idx, x *Tensor, dim int) {
+	defer keepAlive(vals, idx, x)
 	code := cpuReduceOps[op]
 	ib := idx.ref.s.buf.([]int32)
 	var vl cpu.Layout
@@ -229,6 +240,7 @@ func valsBuf[T cpu.Number](vals *Tensor) []T {
 }
 
 func (cpuBackend) cumsum(dst, x *Tensor, dim int) {
+	defer keepAlive(dst, x)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		cpu.CumSum(d, lay(dst), x.ref.s.buf.([]float32), lay(x), dim)
@@ -240,6 +252,7 @@ func (cpuBackend) cumsum(dst, x *Tensor, dim int) {
 }
 
 func (cpuBackend) softmax(log bool, dst, x *Tensor, dim int) {
+	defer keepAlive(dst, x)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		cpu.Softmax(log, d, lay(dst), x.ref.s.buf.([]float32), lay(x), dim)
@@ -249,6 +262,7 @@ func (cpuBackend) softmax(log bool, dst, x *Tensor, dim int) {
 }
 
 func (cpuBackend) matmul(dst, a, b *Tensor) {
+	defer keepAlive(dst, a, b)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		cpu.MatMul(d, lay(dst), a.ref.s.buf.([]float32), lay(a), b.ref.s.buf.([]float32), lay(b))
@@ -258,6 +272,7 @@ func (cpuBackend) matmul(dst, a, b *Tensor) {
 }
 
 func (cpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
+	defer keepAlive(dst, x, index)
 	ib := index.ref.s.buf.([]int32)[index.offset : index.offset+index.Numel()]
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -273,6 +288,7 @@ func (cpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
 }
 
 func (cpuBackend) indexAdd(dst, index, src *Tensor, dim int) error {
+	defer keepAlive(dst, index, src)
 	ib := index.ref.s.buf.([]int32)[index.offset : index.offset+index.Numel()]
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -286,6 +302,7 @@ func (cpuBackend) indexAdd(dst, index, src *Tensor, dim int) error {
 }
 
 func (cpuBackend) gather(dst, x, index *Tensor, dim int) error {
+	defer keepAlive(dst, x, index)
 	ib := index.ref.s.buf.([]int32)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -301,6 +318,7 @@ func (cpuBackend) gather(dst, x, index *Tensor, dim int) error {
 }
 
 func (cpuBackend) scatterAdd(dst, index, src *Tensor, dim int) error {
+	defer keepAlive(dst, index, src)
 	ib := index.ref.s.buf.([]int32)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -314,6 +332,7 @@ func (cpuBackend) scatterAdd(dst, index, src *Tensor, dim int) error {
 }
 
 func (cpuBackend) random(normal bool, dst *Tensor, seed, offset uint64, a, b float64) {
+	defer keepAlive(dst)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		randomInto(normal, d[dst.offset:dst.offset+dst.Numel()], seed, offset, a, b)

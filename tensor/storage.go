@@ -80,3 +80,9 @@ func (t *Tensor) attach(s *storage, retain bool) {
 	runtime.AddCleanup(t, func(r *ref) { r.drop() }, r)
 	track(t)
 }
+
+// keepAlive keeps tensors reachable until a backend call that reads
+// their buffers returns: otherwise the runtime cleanup of a tensor the
+// caller dropped could hand its buffer to another goroutine mid-kernel.
+// Backend methods defer it.
+func keepAlive(ts ...*Tensor) { runtime.KeepAlive(ts) }
