@@ -56,7 +56,6 @@ type blockState uint8
 const (
 	stateInUse    blockState = iota // handed out to a caller
 	stateCached                     // in a free list
-	statePending                    // freed while the open batch may reference it
 	stateDeferred                   // no-cache mode: released once its work retired
 	stateReleased                   // returned to the driver
 )
@@ -86,11 +85,26 @@ type classCounters struct {
 }
 
 // allocator is the caching allocator's bookkeeping: size classes, LIFO free
-// lists, best-fit reuse up to twice the class, a pending list for blocks the
-// open batch may still read, deferred release in no-cache mode, the budget
-// and statistics. It is not safe for concurrent use; GPU guards it with its
-// mutex. Batches are numbered from 1 by the caller: "open" is the batch
-// being recorded, "completed" the newest batch known to have finished.
+// lists, best-fit reuse up to twice the class, deferred release in no-cache
+// mode, the budget and statistics. It is not safe for concurrent use; GPU
+// guards it with its mutex. Batches are numbered from 1 by the caller:
+// "open" is the batch being recorded, "completed" the newest batch known to
+// have finished.
+//
+// The reuse rule (reference/webgpu-ml.md 5.3, PyTorch's same-stream rule):
+// a freed block goes back to its free list at once, keeping its lastUse
+// stamp, even while recorded but unsubmitted work of the open batch
+// references it, and the next allocation of its class may hand it out
+// inside that same batch. That is safe because everything that writes a
+// block is ordered after the work recorded before it: kernels and copies
+// and clears are recorded in the same encoder, and wgpu puts a barrier
+// between a read and a later write of a buffer; GPU.Write uploads through a
+// staging copy in the encoder whenever the open batch references the block
+// (lastUse >= open) and uses queue.WriteBuffer, which runs before the open
+// batch, only otherwise. What must wait for the work is giving the block
+// back to the driver: release (emptyCache, trim, no-cache mode) takes only
+// blocks whose lastUse has completed. Nothing maps allocator blocks
+// (mappedAtCreation is used for separate staging buffers only).
 type allocator struct {
 	dev      rawDevice
 	budget   int64
@@ -101,14 +115,21 @@ type allocator struct {
 	live     map[uint64]*block  // every block not yet released
 	lists    map[int64][]*block // class size -> cached blocks (LIFO)
 	sizes    []int64            // sorted class sizes that have a free list
-	pending  []*block
 	deferred []*block
 	classes  map[int64]*classCounters
 
-	allocated, reserved, pendingBytes int64
-	peakAllocated, peakReserved       int64
-	allocs, frees, hits, misses       int64
-	releases                          int64
+	// pendingBytes counts the cached blocks that the open batch references
+	// (lastUse >= open): reusable now as kernel outputs, uploads into them
+	// are staged, and they cannot be released before that batch finished.
+	// A cached block's lastUse does not change (nothing can record work on
+	// a freed buffer), so the count changes only when such a block is
+	// cached or taken, and drops to zero when the batch is submitted.
+	pendingBytes int64
+
+	allocated, reserved         int64
+	peakAllocated, peakReserved int64
+	allocs, frees, hits, misses int64
+	releases                    int64
 }
 
 func newAllocator(dev rawDevice, budget int64, noCache bool) *allocator {
@@ -136,9 +157,11 @@ func (a *allocator) counters(size int64) *classCounters {
 // class, else the smallest cached block up to twice the class; else it
 // creates one, first releasing retired cached blocks (largest first) when
 // the budget requires. It returns errOverBudget when the block does not fit.
-func (a *allocator) alloc(n int64, completed uint64) (*block, error) {
+// A reused block may be referenced by the open batch (its lastUse is kept):
+// see the reuse rule on allocator.
+func (a *allocator) alloc(n int64, open, completed uint64) (*block, error) {
 	cs := a.blockSize(n)
-	if b := a.take(cs); b != nil {
+	if b := a.take(cs, open); b != nil {
 		a.counters(cs).hits++
 		a.hits++
 		a.handOut(b)
@@ -187,8 +210,9 @@ func (a *allocator) handOut(b *block) {
 }
 
 // take pops a cached block of class cs, or the smallest cached block of a
-// class up to 2*cs.
-func (a *allocator) take(cs int64) *block {
+// class up to 2*cs (LIFO within a class: the block freed last is the most
+// likely to be in a cache).
+func (a *allocator) take(cs int64, open uint64) *block {
 	i, _ := slices.BinarySearch(a.sizes, cs)
 	for ; i < len(a.sizes) && a.sizes[i] <= 2*cs; i++ {
 		s := a.sizes[i]
@@ -196,6 +220,9 @@ func (a *allocator) take(cs int64) *block {
 			b := l[len(l)-1]
 			l[len(l)-1] = nil
 			a.lists[s] = l[:len(l)-1]
+			if b.lastUse >= open {
+				a.pendingBytes -= b.size
+			}
 			return b
 		}
 	}
@@ -212,10 +239,10 @@ func (a *allocator) push(b *block) {
 	a.lists[b.size] = append(l, b)
 }
 
-// free takes back a block. A block the open batch references waits in the
-// pending list until that batch is submitted (flushed): only then may it be
-// the target of a host upload. In no-cache mode the block is released once
-// its last batch has completed.
+// free takes back a block. It is cached at once, even when the open batch
+// references it (it keeps its lastUse, so uploads into it are staged and it
+// is not released before that batch finished). In no-cache mode the block
+// is released once its last batch has completed.
 func (a *allocator) free(b *block, open, completed uint64) {
 	if b.state != stateInUse {
 		return
@@ -231,23 +258,18 @@ func (a *allocator) free(b *block, open, completed uint64) {
 		} else {
 			a.deferred = append(a.deferred, b)
 		}
-	case b.lastUse >= open:
-		b.state = statePending
-		a.pending = append(a.pending, b)
-		a.pendingBytes += b.size
 	default:
+		if b.lastUse >= open {
+			a.pendingBytes += b.size
+		}
 		a.push(b)
 	}
 }
 
-// flushed is called after the open batch was submitted: pending blocks
-// become cached.
+// flushed is called after the open batch was submitted (or discarded) and
+// the next batch opened: no cached block is referenced by the open batch
+// any more.
 func (a *allocator) flushed() {
-	for i, b := range a.pending {
-		a.push(b)
-		a.pending[i] = nil
-	}
-	a.pending = a.pending[:0]
 	a.pendingBytes = 0
 }
 
@@ -340,7 +362,7 @@ func (a *allocator) releaseAll() {
 	}
 	a.lists = map[int64][]*block{}
 	a.sizes = nil
-	a.pending, a.deferred = nil, nil
+	a.deferred = nil
 	a.pendingBytes = 0
 }
 

@@ -216,10 +216,14 @@ func (g *GPU) SetReclaim(f func()) {
 }
 
 // Alloc returns a buffer of size bytes from the caching allocator. Its
-// contents are undefined (a reused block holds stale data). When the block
-// does not fit the budget, Alloc runs the garbage collector and the reclaim
-// hook, waits for submitted work, empties the cache and retries once; then
-// it returns an *OOMError (errors.Is(err, ErrOutOfMemory)).
+// contents are undefined (a reused block holds stale data). The block may be
+// one freed inside the open batch that recorded work still reads; every way
+// of writing it is ordered after that work (kernels, copies and clears in
+// the encoder, Write through a staging copy), so callers need not care.
+// When the block does not fit the budget, Alloc runs the garbage collector
+// and the reclaim hook, waits for submitted work, empties the cache and
+// retries once; then it returns an *OOMError (errors.Is(err,
+// ErrOutOfMemory)).
 func (g *GPU) Alloc(size int64) (*Buffer, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("tessera: Alloc: negative size %d", size)
@@ -232,7 +236,7 @@ func (g *GPU) Alloc(size int64) (*Buffer, error) {
 	if g.alloc.blockSize(size) > g.caps.MaxBufferSize {
 		return nil, fmt.Errorf("tessera: Alloc: %s exceeds the device's maximum buffer size %s", FormatBytes(size), FormatBytes(g.caps.MaxBufferSize))
 	}
-	blk, err := g.alloc.alloc(size, g.completed)
+	blk, err := g.alloc.alloc(size, g.batch, g.completed)
 	if err == errOverBudget {
 		hook := g.reclaim
 		g.mu.Unlock()
@@ -250,7 +254,7 @@ func (g *GPU) Alloc(size int64) (*Buffer, error) {
 			return nil, err
 		}
 		g.alloc.emptyCache(g.completed)
-		blk, err = g.alloc.alloc(size, g.completed)
+		blk, err = g.alloc.alloc(size, g.batch, g.completed)
 		if err == errOverBudget {
 			a := g.alloc
 			return nil, &OOMError{Requested: size, Block: a.blockSize(size), Allocated: a.allocated, Reserved: a.reserved, Budget: a.budget}
@@ -263,10 +267,11 @@ func (g *GPU) Alloc(size int64) (*Buffer, error) {
 }
 
 // Free returns a buffer to the allocator. It is safe at any time, even while
-// recorded but unsubmitted work reads the buffer: the block is reused for
-// uploads only after that work was submitted, and released to the driver
-// only after it finished. Free of a nil or already freed buffer, or after
-// Close, does nothing.
+// recorded but unsubmitted work reads the buffer: the block may be handed
+// out again at once, within the same batch, because whatever writes it next
+// is ordered after that work (see Alloc), and it is released to the driver
+// only after that work finished. Free of a nil or already freed buffer, or
+// after Close, does nothing.
 func (g *GPU) Free(b *Buffer) {
 	if b == nil {
 		return

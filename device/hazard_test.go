@@ -10,9 +10,10 @@ import (
 )
 
 // A recorded dispatch reads x; x is freed and a same-size buffer allocated
-// and uploaded before the batch is submitted. With a naive allocator the new
-// buffer is x's block and queue.WriteBuffer lands before the dispatch, which
-// then reads the new data. The result must be the old computation.
+// and uploaded before the batch is submitted. The allocator hands out x's
+// block again inside the batch (intra-batch reuse); an upload through
+// queue.WriteBuffer would land before the dispatch, which would then read
+// the new data. The result must be the old computation.
 func TestUploadIntoReusedBlockWhileRecordedWorkReads(t *testing.T) {
 	g := openTestGPU(t)
 	const n = 64
@@ -24,7 +25,10 @@ func TestUploadIntoReusedBlockWhileRecordedWorkReads(t *testing.T) {
 	y := mustAlloc(t, g, n*4)
 	mustRun(t, g, double(x, y)) // recorded, not submitted
 	g.Free(x)
-	z := mustAlloc(t, g, n*4) // a naive allocator returns x's block here
+	z := mustAlloc(t, g, n*4) // x's block, reused within the open batch
+	if z.blk != x.blk {
+		t.Fatalf("the block freed in the open batch was not reused within it")
+	}
 	mustWrite(t, g, z, fillU32(n, func(int) uint32 { return 100 }))
 	w := mustAlloc(t, g, n*4)
 	mustRun(t, g, double(z, w))
@@ -58,8 +62,107 @@ func TestUploadIntoReusedBlockWhileRecordedWorkReads(t *testing.T) {
 	checkU32(t, "upload into reused block", readU32(t, g, r), fillU32(n, func(int) uint32 { return 1 }))
 }
 
+// Every way of writing a block that was freed and handed out again inside
+// the open batch is ordered after the recorded work that still reads the
+// block's old contents: a kernel output (wgpu puts a barrier between the
+// read-only and the read_write use), Fill (a clear in the encoder), Copy,
+// and Write (a staged copy, never queue.WriteBuffer, which would run before
+// the whole batch).
+func TestReuseWithinBatchHazards(t *testing.T) {
+	g := openTestGPU(t)
+	g.SetBatchCap(1000)
+	const n = 256
+	src := mustAlloc(t, g, n*4)
+	mustWrite(t, g, src, fillU32(n, func(i int) uint32 { return uint32(i) }))
+	if err := g.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		write func(t *testing.T, z *Buffer)
+		want  func(i int) uint32
+	}{
+		{"kernel output", func(t *testing.T, z *Buffer) {
+			mustRun(t, g, Kernel{Source: wgslAxpb, Bindings: []Binding{{Buf: src, ReadOnly: true}, {Buf: z}}, Params: axpbParams(5, 3, n), Groups: groupsFor(n)})
+		}, func(i int) uint32 { return 5*uint32(i) + 3 }},
+		{"fill", func(t *testing.T, z *Buffer) {
+			if err := g.Fill(z, 0, n*4); err != nil {
+				t.Fatal(err)
+			}
+		}, func(int) uint32 { return 0 }},
+		{"copy", func(t *testing.T, z *Buffer) {
+			if err := g.Copy(z, 0, src, 0, n*4); err != nil {
+				t.Fatal(err)
+			}
+		}, func(i int) uint32 { return uint32(i) }},
+		{"write", func(t *testing.T, z *Buffer) {
+			mustWrite(t, g, z, fillU32(n, func(int) uint32 { return 7 }))
+		}, func(int) uint32 { return 7 }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			submits := g.SubmitCount()
+			x := mustAlloc(t, g, n*4)
+			mustRun(t, g, double(src, x)) // x = 2i, recorded
+			y := mustAlloc(t, g, n*4)
+			mustRun(t, g, double(x, y)) // y = 4i, recorded: reads x
+			g.Free(x)
+			z := mustAlloc(t, g, n*4)
+			if z.blk != x.blk {
+				t.Fatalf("the block freed in the open batch was not reused within it")
+			}
+			c.write(t, z)
+			w := mustAlloc(t, g, n*4)
+			mustRun(t, g, double(z, w))
+			if g.SubmitCount() != submits {
+				t.Fatalf("the batch was submitted before the checks")
+			}
+			checkU32(t, "work recorded before the reuse", readU32(t, g, y), fillU32(n, func(i int) uint32 { return 4 * uint32(i) }))
+			checkU32(t, "reused block", readU32(t, g, z), fillU32(n, c.want))
+			checkU32(t, "work recorded after the reuse", readU32(t, g, w), fillU32(n, func(i int) uint32 { return 2 * c.want(i) }))
+			g.Free(y)
+			g.Free(z)
+			g.Free(w)
+		})
+	}
+}
+
+// The chain y = f(x); Free(x) at the default batch cap reuses the freed
+// block within the batch: reserved memory stays near what is allocated
+// instead of growing to batch cap x tensor size (65 MiB for 2 MiB in use
+// with 1 MiB buffers when freed blocks waited for the flush).
+func TestChainReuseWithinBatch(t *testing.T) {
+	g := openTestGPU(t)
+	const n, steps = 1 << 18, 100 // 1 MiB of u32
+	x := mustAlloc(t, g, n*4)
+	mustWrite(t, g, x, fillU32(n, func(i int) uint32 { return uint32(i) }))
+	if err := g.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	g.ResetPeak()
+	s0 := g.Stats()
+	submits := g.SubmitCount()
+	for range steps {
+		y := mustAlloc(t, g, n*4)
+		mustRun(t, g, Kernel{Source: wgslAxpb, Bindings: []Binding{{Buf: x, ReadOnly: true}, {Buf: y}}, Params: axpbParams(1, 1, n), Groups: groupsFor(n)})
+		g.Free(x)
+		x = y
+	}
+	s := g.Stats()
+	checkU32(t, "chain", readU32(t, g, x), fillU32(n, func(i int) uint32 { return uint32(i) + steps }))
+	g.Free(x)
+	t.Logf("%d ops in %d submissions: peak allocated %s, peak reserved %s, %d misses, %d hits",
+		steps, g.SubmitCount()-submits, FormatBytes(s.PeakAllocated), FormatBytes(s.PeakReserved), s.CacheMisses-s0.CacheMisses, s.CacheHits-s0.CacheHits)
+	if s.PeakAllocated != 2*n*4 || s.PeakReserved > 3*s.PeakAllocated {
+		t.Errorf("peak reserved %s for peak allocated %s", FormatBytes(s.PeakReserved), FormatBytes(s.PeakAllocated))
+	}
+	if m := s.CacheMisses - s0.CacheMisses; m > 2 {
+		t.Errorf("%d cache misses for a chain of %d ops", m, steps)
+	}
+}
+
 // Buffers freed inside an open batch while recorded work reads them, then
-// Alloc/Write/Run in the same batch.
+// Alloc/Write/Run in the same batch (the blocks are reused within it).
 func TestFreeInsideOpenBatch(t *testing.T) {
 	g := openTestGPU(t)
 	g.SetBatchCap(1000)
@@ -78,8 +181,8 @@ func TestFreeInsideOpenBatch(t *testing.T) {
 	e := mustAlloc(t, g, n*4)
 	mustRun(t, g, double(d, e))
 	g.Free(d)
-	if s := g.Stats(); s.Pending == 0 {
-		t.Errorf("blocks freed in the open batch should be pending: %+v", s)
+	if s := g.Stats(); s.Pending == 0 || s.CacheMisses != 3 {
+		t.Errorf("blocks freed in the open batch should be reused (3 misses) and, cached, pending: %+v", s)
 	}
 	checkU32(t, "chain", readU32(t, g, e), fillU32(n, func(i int) uint32 { return 2 * (2*uint32(i) + 1000) }))
 	if s := g.Stats(); s.Pending != 0 {

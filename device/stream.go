@@ -91,8 +91,9 @@ func (g *GPU) countCmd() error {
 
 // flushLocked submits the open batch: it ends the pass, uploads the batch's
 // parameter arena (queue.WriteBuffer runs before the batch's commands, as it
-// must), submits, moves the blocks freed during the batch to the free lists
-// and throttles to MaxInFlight submissions in flight.
+// must), submits, opens the next batch (from then on, blocks the submitted
+// batch references take the queue.WriteBuffer upload path again) and
+// throttles to MaxInFlight submissions in flight.
 func (g *GPU) flushLocked() error {
 	if g.enc == nil {
 		g.pollLocked()

@@ -29,7 +29,9 @@ func checkRange(b *Buffer, off, n int64, what string) (int64, error) {
 // references dst's block, it uses queue.WriteBuffer (which runs before the
 // open batch, unobservably for this block); otherwise it uploads into a
 // staging buffer and records a copy in the encoder, so the upload cannot
-// jump ahead of work that still reads the old contents.
+// jump ahead of work that still reads the old contents. The latter case
+// includes a block that was freed and handed out again inside the open
+// batch: it keeps the lastUse of the work that read it before.
 func (g *GPU) Write(dst *Buffer, offset int64, data []byte) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -122,7 +124,7 @@ func (g *GPU) Copy(dst *Buffer, dstOff int64, src *Buffer, srcOff, size int64) e
 		return fmt.Errorf("tessera: Copy: source range [%d, %d) invalid for a %d-byte buffer (offsets must be multiples of 4)", srcOff, srcOff+size, src.size)
 	}
 	if dst.blk == src.blk {
-		tmp, err := g.alloc.alloc(n4, g.completed)
+		tmp, err := g.alloc.alloc(n4, g.batch, g.completed)
 		if err != nil {
 			if err == errOverBudget {
 				return &OOMError{Requested: n4, Block: classSize(n4), Allocated: g.alloc.allocated, Reserved: g.alloc.reserved, Budget: g.alloc.budget}

@@ -88,7 +88,7 @@ type MemStats struct {
 	Reserved      int64 // bytes in all blocks held from the driver
 	PeakAllocated int64
 	PeakReserved  int64
-	Pending       int64 // bytes freed while the open batch may use them (cached at the next flush)
+	Pending       int64 // bytes of cached blocks still referenced by the open batch (reusable as outputs now; uploads into them are staged; releasable once the batch finished)
 	Allocs        int64 // Alloc calls that succeeded
 	Frees         int64
 	CacheHits     int64 // allocations served from the cache
@@ -115,7 +115,7 @@ func (s MemStats) String() string {
 	fmt.Fprintf(&b, "  allocated %10s   peak %10s\n", FormatBytes(s.Allocated), FormatBytes(s.PeakAllocated))
 	fmt.Fprintf(&b, "  reserved  %10s   peak %10s\n", FormatBytes(s.Reserved), FormatBytes(s.PeakReserved))
 	if s.Pending > 0 {
-		fmt.Fprintf(&b, "  pending   %10s   (freed in the open batch)\n", FormatBytes(s.Pending))
+		fmt.Fprintf(&b, "  pending   %10s   (cached, still used by the open batch)\n", FormatBytes(s.Pending))
 	}
 	rate := 0.0
 	if n := s.CacheHits + s.CacheMisses; n > 0 {
