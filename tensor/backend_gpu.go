@@ -66,6 +66,9 @@ func (b *gpuBackend) free(dt DType, buf any) { b.g.Free(buf.(*device.Buffer)) }
 
 func (b *gpuBackend) write(dst *Tensor, src any) {
 	defer keepAlive(dst)
+	if v, ok := src.([]int32); ok {
+		dst.ref.s.setIndexRange(int32Range(v))
+	}
 	b.check("write", b.g.Write(gbuf(dst), 0, encode(src)))
 }
 
@@ -314,6 +317,7 @@ func (b *gpuBackend) argReduce(op Op, vals, idx, x *Tensor, dim int) {
 	}
 	k, err := wgsl.ArgReduce(gpuReduceOps[op], wgslType(x.dtype), wlay(idx), vl, wlay(x), dim, b.lim)
 	b.run(op.String(), k, err, bufs)
+	idx.ref.s.setIndexRange(0, int64(x.shape[dim]-1))
 }
 
 func (b *gpuBackend) sync() error { return b.g.Sync() }
@@ -348,10 +352,9 @@ func (b *gpuBackend) matmul(dst, a, m *Tensor) {
 	b.run("MatMul", k, err, map[string]*device.Buffer{"out": gbuf(dst), "a": gbuf(a), "b": gbuf(m)})
 }
 
-// The GPU index kernels skip out-of-range indices instead of reporting
-// them (checking would need a readback, a sync per op): they never write
-// out of bounds, but a bad index gives a zero or an unchanged element
-// where the CPU panics with ErrIndex.
+// The GPU index kernels skip out-of-range indices (they never write out
+// of bounds); the tensor layer rejects such indices before dispatching
+// (index_range.go), so these return no error.
 
 func (b *gpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
 	defer keepAlive(dst, x, index)

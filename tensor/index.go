@@ -125,6 +125,7 @@ func (x *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
 	}
 	shape := slices.Clone(src.shape)
 	shape[d] = index.Numel()
+	checkGPUIndexRange("IndexSelect", index, src.shape[d], x, index)
 	out := newTensor(x.dtype, shape, x.Device())
 	indexError("IndexSelect", backendOf(x.Device()).indexSelect(out, src, index, d), x, index)
 	return record(out, OpIndexSelect, Attrs{Dim: d, Index: index, Shape: slices.Clone(src.shape)}, src)
@@ -144,6 +145,7 @@ func (x *Tensor) IndexAdd(dim int, index, src *Tensor) *Tensor {
 	if !slices.Equal(src.shape, want) {
 		fail("IndexAdd", ErrShape, fmt.Sprintf("source must have shape %v", want), x, index, src)
 	}
+	checkGPUIndexRange("IndexAdd", index, x.shape[d], x, index, src)
 	src = src.Cast(x.dtype)
 	out := x.Detach().Clone()
 	indexError("IndexAdd", backendOf(x.Device()).indexAdd(out, index, src, d), x, index, src)
@@ -164,6 +166,7 @@ func (x *Tensor) Gather(dim int, index *Tensor) *Tensor {
 			fail("Gather", ErrShape, fmt.Sprintf("index size %d exceeds the input's %d at dim %d", index.shape[i], x.shape[i], i), x, index)
 		}
 	}
+	checkGPUIndexRange("Gather", index, x.shape[d], x, index)
 	out := newTensor(x.dtype, index.shape, x.Device())
 	indexError("Gather", backendOf(x.Device()).gather(out, x, index, d), x, index)
 	return record(out, OpGather, Attrs{Dim: d, Index: index, Shape: slices.Clone(x.shape)}, x)
@@ -188,6 +191,7 @@ func (x *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
 			fail("ScatterAdd", ErrShape, fmt.Sprintf("index size %d at dim %d exceeds the source's or the input's", index.shape[i], i), x, index, src)
 		}
 	}
+	checkGPUIndexRange("ScatterAdd", index, x.shape[d], x, index, src)
 	src = src.Cast(x.dtype)
 	out := x.Detach().Clone()
 	read := rawView(src, slices.Clone(index.shape), src.strides, src.offset) // the corner index covers

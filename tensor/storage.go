@@ -15,7 +15,8 @@ type storage struct {
 	dtype   DType
 	device  Device
 	n       int
-	buf     any // backend-specific: []float32 ... on the CPU, a GPU buffer handle on the GPU
+	idx     indexRange // the range of int32 values, when known (index_range.go)
+	buf     any        // backend-specific: []float32 ... on the CPU, a GPU buffer handle on the GPU
 }
 
 // newStorage allocates n elements on dev through the dispatch table. The
