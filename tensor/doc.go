@@ -44,8 +44,12 @@
 // argument, a released tensor) panics with an *Error that names the op
 // and the shapes, dtypes and devices of its operands, and wraps one of
 // ErrShape, ErrDType, ErrDevice, ErrIndex, ErrArgument, ErrReleased,
-// ErrAutograd or ErrInPlace. Catch turns such a panic into an error. The
-// environment (no adapter, a device lost, out of memory) returns errors.
+// ErrAutograd or ErrInPlace. Catch turns such a panic into an error.
+// Functions that only ask the environment (DefaultDevice, Available)
+// return errors; an op that meets an environment failure (GPU memory
+// exhausted after collecting garbage and retrying, a lost device) panics
+// with an *Error wrapping the device package's error
+// (device.ErrOutOfMemory, device.ErrDeviceLost), which Catch recovers.
 //
 // Dtypes. Float32 is the default. Float64 lives on the CPU only (WGSL
 // has no f64): moving it to a GPU is an ErrDType error, never a silent
