@@ -4,7 +4,11 @@
 // An op is data filled into a template: a WGSL expression from the op
 // table in package tensor, an element type, a reduction name. Text goes
 // in, a Kernel comes out; the package imports only the standard library
-// and knows nothing of tensors or devices.
+// and knows nothing of tensors or devices. Variants of a shape are data
+// too (the tiled matmul's tile configurations, mmTiles), and code that
+// kernels share is one sub-template ({{define}}, used by {{template}}):
+// the row prologues and the workgroup tree reduction of rows.wgsl, the
+// operand tile load of the tiled matmul.
 //
 // A generator takes the operands' layouts (and the device Limits) and
 // returns a Kernel: the WGSL source, the storage bindings it expects, its

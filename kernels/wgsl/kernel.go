@@ -171,9 +171,14 @@ func storageType(t string) (string, error) {
 var files embed.FS
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"ax":  ax,
-	"sub": func(a, b int) int { return a - b },
-	"mul": func(a, b int) int { return a * b },
+	"ax":   ax,
+	"add":  func(a, b int) int { return a + b },
+	"sub":  func(a, b int) int { return a - b },
+	"mul":  func(a, b int) int { return a * b },
+	"div":  func(a, b int) int { return a / b },
+	"mod":  func(a, b int) int { return a % b },
+	"lane": func(i int) string { return string("xyzw"[i%4]) },
+	"dict": dict,
 	"seq": func(n int) []int {
 		s := make([]int, n)
 		for i := range s {
@@ -200,6 +205,23 @@ func render(name, key string, data any) (string, error) {
 	}
 	s, _ := sources.LoadOrStore(k, b.String())
 	return s.(string), nil
+}
+
+// dict builds the argument of a sub-template call, {{template "name"
+// (dict "Key" value ...)}}, from key/value pairs.
+func dict(kv ...any) (map[string]any, error) {
+	if len(kv)%2 != 0 {
+		return nil, fmt.Errorf("dict: odd number of arguments")
+	}
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		k, ok := kv[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("dict: key %v is not a string", kv[i])
+		}
+		m[k] = kv[i+1]
+	}
+	return m, nil
 }
 
 // ax returns the WGSL access to element i of the params array field

@@ -396,6 +396,41 @@ func TestOtherGenerators(t *testing.T) {
 	}
 }
 
+// TestMatMulTiles checks the tiled configurations and that the template
+// follows them: accumulators, workgroup tiles, loads, stores.
+func TestMatMulTiles(t *testing.T) {
+	lim := DefaultLimits()
+	for tile, c := range mmTiles {
+		if err := c.check(); err != nil || c.TM != tile || c.TN != tile || c.storage() > 8<<10 {
+			t.Errorf("tile %d: %+v (%v), %d bytes", tile, c, err, c.storage())
+		}
+	}
+	for _, c := range []mmTile{mmTiles[64], mmTiles[128], {TM: 64, TN: 128, KS: 8, RM: 4, RN: 8}, {TM: 128, TN: 64, KS: 4, RM: 8, RN: 4}} {
+		k, err := matmulTiled(c, Contiguous(1, 130, 129), Contiguous(1, 130, 9), Contiguous(1, 9, 129), lim)
+		checkKernel(t, fmt.Sprintf("matmul %+v", c), k, err)
+		for s, n := range map[string]int{
+			"vec4<f32>(0.0);": c.RM * c.RN / 4,
+			fmt.Sprintf("var<workgroup> ta: array<vec4<f32>, %d>;", c.KS*c.TM/4): 1,
+			fmt.Sprintf("var<workgroup> tb: array<vec4<f32>, %d>;", c.KS*c.TN/4): 1,
+			"= v;":   (c.TM + c.TN) * c.KS / mmThreads,
+			" += a":  c.RM * c.RN / 4 * c.KS,
+			"b_out[": c.RM * c.RN,
+		} {
+			if got := strings.Count(k.Source, s); got != n {
+				t.Errorf("%+v: %d of %q, want %d", c, got, s, n)
+			}
+		}
+	}
+	for _, c := range []mmTile{{TM: 64, TN: 64, KS: 16, RM: 4, RN: 8}, {TM: 48, TN: 48, KS: 16, RM: 3, RN: 3}, {TM: 64, TN: 64, KS: 2, RM: 4, RN: 4}} {
+		if _, err := matmulTiled(c, Contiguous(1, 1, 1), Contiguous(1, 1, 1), Contiguous(1, 1, 1), lim); err == nil {
+			t.Errorf("tile %+v accepted", c)
+		}
+	}
+	if _, err := matmulTiled(mmTiles[64], Contiguous(1, 1, 1), Contiguous(1, 1, 1), Contiguous(1, 1, 1), Limits{MaxWorkgroupStorage: 4 << 10}); err == nil {
+		t.Error("tile 64 accepted with 4 KiB of workgroup memory")
+	}
+}
+
 func TestWalkCode(t *testing.T) {
 	w := walk{Flat: "i", Shape: "sh", Rank: 5, Vars: []string{"a"}, Inits: []string{"7u"}, Strides: []string{"st"}, Valid: "ok", Bounds: "bd"}
 	code := w.Code()

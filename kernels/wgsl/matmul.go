@@ -31,24 +31,29 @@ func MatMul(out, a, b Layout, lim Limits) (Kernel, error) {
 // (64 or 128), 256 invocations (16×16) each holding a 4×4 (tile 64) or
 // 8×8 (tile 128) block of outputs in registers, K in steps of 16 (tile
 // 64) or 8 (tile 128), and both operand tiles in 8 KiB of workgroup
-// memory as vec4 rows. Loads go through the operands' strides, ordered
-// so that neighbouring invocations read neighbouring elements; edges are
-// guarded unless M and N are multiples of the tile and K of its step.
-// The batch is workgroup_id.z (looping over batches beyond the z limit).
-// Arguments and bindings as MatMul; the device needs 256 invocations per
-// workgroup and 8 KiB of workgroup memory.
+// memory as vec4 rows (mmTiles). Loads go through the operands' strides,
+// ordered so that neighbouring invocations read neighbouring elements;
+// edges are guarded unless M and N are multiples of the tile and K of its
+// step. The batch is workgroup_id.z (looping over batches beyond the z
+// limit). Arguments and bindings as MatMul; the device needs 256
+// invocations per workgroup and 8 KiB of workgroup memory.
 func MatMulTiled(tile int, out, a, b Layout, lim Limits) (Kernel, error) {
-	lim = lim.orDefault()
-	step, tmpl := 16, "matmul_tiled"
-	switch tile {
-	case 64:
-	case 128:
-		step, tmpl = 8, "matmul_tiled128"
-	default:
+	cfg, ok := mmTiles[tile]
+	if !ok {
 		return Kernel{}, fmt.Errorf("wgsl: MatMulTiled: tile %d (want 64 or 128)", tile)
 	}
-	if lim.MaxWorkgroupSize < 256 || lim.MaxWorkgroupStorage < 8<<10 {
-		return Kernel{}, fmt.Errorf("wgsl: MatMulTiled: needs 256 invocations and 8 KiB of workgroup memory, the limits are %d and %d", lim.MaxWorkgroupSize, lim.MaxWorkgroupStorage)
+	return matmulTiled(cfg, out, a, b, lim)
+}
+
+// matmulTiled renders the tiled template for cfg (MatMulTiled's tiles,
+// or others in tests).
+func matmulTiled(cfg mmTile, out, a, b Layout, lim Limits) (Kernel, error) {
+	lim = lim.orDefault()
+	if err := cfg.check(); err != nil {
+		return Kernel{}, err
+	}
+	if lim.MaxWorkgroupSize < mmThreads || lim.MaxWorkgroupStorage < cfg.storage() {
+		return Kernel{}, fmt.Errorf("wgsl: MatMulTiled: needs %d invocations and %d KiB of workgroup memory, the limits are %d and %d", mmThreads, cfg.storage()>>10, lim.MaxWorkgroupSize, lim.MaxWorkgroupStorage)
 	}
 	p, err := matmulParams(out, a, b)
 	if err != nil {
@@ -57,19 +62,62 @@ func MatMulTiled(tile int, out, a, b Layout, lim Limits) (Kernel, error) {
 	m, n, k, batch := int(p.U32("m")), int(p.U32("n")), int(p.U32("k")), int(p.U32("batch"))
 	d := mmData{
 		Struct:  p.Struct(),
+		mmTile:  cfg,
 		AKInner: a.Strides[2] == 1 || k == 1,
 		BNInner: b.Strides[2] == 1 || n == 1,
-		Fits:    m%tile == 0 && n%tile == 0 && k%step == 0,
+		Fits:    m%cfg.TM == 0 && n%cfg.TN == 0 && k%cfg.KS == 0,
 	}
-	groups, err := mmGroups((n+tile-1)/tile, (m+tile-1)/tile, batch, lim)
+	groups, err := mmGroups((n+cfg.TN-1)/cfg.TN, (m+cfg.TM-1)/cfg.TM, batch, lim)
 	if err != nil {
 		return Kernel{}, err
 	}
-	src, err := render(tmpl, fmt.Sprintf("%v|%v|%v", d.AKInner, d.BNInner, d.Fits), d)
+	src, err := render("matmul_tiled", fmt.Sprintf("%v|%v|%v|%v", cfg, d.AKInner, d.BNInner, d.Fits), d)
 	if err != nil {
 		return Kernel{}, err
 	}
 	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups, Bindings: mmBindings()}, nil
+}
+
+// mmThreads is the tiled kernel's workgroup: 16×16 invocations.
+const mmThreads = 256
+
+// An mmTile is a configuration of the tiled matmul template: TM×TN
+// output tiles, K in steps of KS, each of the 16×16 invocations holding
+// an RM×RN block of outputs in RM×(RN/4) vec4 accumulators. Invocation
+// (tx, ty) owns the rows ty·4 + {0..3} + 64·i (i < RM/4) of the tile and
+// the columns tx·4 + {0..3} + 64·j (j < RN/4), so TM = 16·RM and
+// TN = 16·RN. The operand tiles, KS×TM of a and KS×TN of b, are stored
+// k-major as vec4 rows in workgroup memory, each loaded by every
+// invocation in turn (TM·KS and TN·KS must be multiples of 256).
+type mmTile struct {
+	TM, TN, KS int // output tile rows and columns, K step
+	RM, RN     int // outputs per invocation: rows and columns
+}
+
+// mmTiles are the tiled configurations MatMulTiled offers, by tile size.
+var mmTiles = map[int]mmTile{
+	64:  {TM: 64, TN: 64, KS: 16, RM: 4, RN: 4},
+	128: {TM: 128, TN: 128, KS: 8, RM: 8, RN: 8},
+}
+
+// VM and VN are the vec4s of a and b an invocation reads per k.
+func (c mmTile) VM() int { return c.RM / 4 }
+func (c mmTile) VN() int { return c.RN / 4 }
+
+// VecM and VecN are the vec4s in one k row of the a and b tiles.
+func (c mmTile) VecM() int { return c.TM / 4 }
+func (c mmTile) VecN() int { return c.TN / 4 }
+
+// storage is the workgroup memory of both tiles, in bytes.
+func (c mmTile) storage() int { return 4 * c.KS * (c.TM + c.TN) }
+
+// check reports whether the template can render c.
+func (c mmTile) check() error {
+	if c.RM <= 0 || c.RN <= 0 || c.RM%4 != 0 || c.RN%4 != 0 || c.TM != 16*c.RM || c.TN != 16*c.RN ||
+		c.KS <= 0 || c.TM*c.KS%mmThreads != 0 || c.TN*c.KS%mmThreads != 0 {
+		return fmt.Errorf("wgsl: bad matmul tile %+v", c)
+	}
+	return nil
 }
 
 // MatMulNaive returns the reference matmul kernel: one invocation per
@@ -98,8 +146,12 @@ func MatMulNaive(out, a, b Layout, lim Limits) (Kernel, error) {
 	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups, Bindings: mmBindings()}, nil
 }
 
+// mmData fills the matmul templates: the tile (tiled) or the workgroup
+// (naive), and whether a's k and b's n are inner in memory and the sizes
+// fit the tile (tiled).
 type mmData struct {
-	Struct                 string
+	Struct string
+	mmTile
 	AKInner, BNInner, Fits bool
 	WX, WY                 int
 }

@@ -82,7 +82,8 @@ func TestMatMulGPU(t *testing.T) {
 		for _, gen := range []struct {
 			name string
 			f    func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error)
-		}{{"tiled64", tiled(64)}, {"tiled128", tiled(128)}, {"naive", wgsl.MatMulNaive}} {
+		}{{"tiled64", tiled(64)}, {"tiled128", tiled(128)}, {"tiled64x128", tiledConfig(64, 128, 8, 4, 8)},
+			{"tiled128x64", tiledConfig(128, 64, 4, 8, 4)}, {"naive", wgsl.MatMulNaive}} {
 			k, err := gen.f(c.out, c.a, c.b, limits(g))
 			if err != nil {
 				t.Fatal(err)
@@ -121,6 +122,14 @@ func TestMatMulManyBatches(t *testing.T) {
 func tiled(tile int) func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
 	return func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
 		return wgsl.MatMulTiled(tile, out, a, b, lim)
+	}
+}
+
+// tiledConfig is the tiled template with TM×TN tiles other than
+// MatMulTiled's, which shows that every parameter reaches the kernel.
+func tiledConfig(tm, tn, ks, rm, rn int) func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
+	return func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
+		return wgsl.MatMulTiledConfig(tm, tn, ks, rm, rn, out, a, b, lim)
 	}
 }
 

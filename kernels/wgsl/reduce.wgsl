@@ -33,13 +33,7 @@ fn xoff(r: u32) -> u32 {
 {{template "reduce_common" .}}
 {{- if eq .Mode "serial"}}
 // One invocation per output.
-@compute @workgroup_size({{.WG}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-	let o = (wid.x + wid.y * nwg.x) * {{.WG}}u + lid;
-	if (o >= params.nout) {
-		return;
-	}
-{{.KeptWalk}}
+{{template "row_invocation" (dict "WG" .WG "Walk" .KeptWalk)}}
 	var acc: {{.T}} = {{.Identity}};
 	for (var r = 0u; r < params.nred; r++) {
 		acc = combine(acc, b_x[xb + xoff(r)]);
@@ -51,29 +45,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // per invocation, then a tree in workgroup memory.
 var<workgroup> sh: array<{{.T}}, {{.WG}}>;
 
-@compute @workgroup_size({{.WG}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-	let g = wid.x + wid.y * nwg.x;
-	if (g >= params.nout * params.nseg) {
-		return;
-	}
-	let o = g / params.nseg;
-	let s = g % params.nseg;
-{{.KeptWalk}}
+{{template "row_workgroup" (dict "WG" .WG "Walk" .KeptWalk "Segs" true)}}
 	let start = s * params.seglen;
 	let end = min(start + params.seglen, params.nred);
 	var acc: {{.T}} = {{.Identity}};
 	for (var r = start + lid; r < end; r += {{.WG}}u) {
 		acc = combine(acc, b_x[xb + xoff(r)]);
 	}
-	sh[lid] = acc;
-	workgroupBarrier();
-	for (var w = {{.WG}}u / 2u; w > 0u; w = w / 2u) {
-		if (lid < w) {
-			sh[lid] = combine(sh[lid], sh[lid + w]);
-		}
-		workgroupBarrier();
-	}
+{{template "wg_tree" (dict "WG" .WG "Val" "acc" "Combine" "combine")}}
 	if (lid == 0u) {
 {{- if .Partial}}
 		b_out[g] = sh[0];
@@ -111,13 +90,7 @@ fn better(v: {{.T}}, i: u32, b: {{.T}}, bi: u32) -> bool {
 }
 {{- if eq .Mode "serial"}}
 
-@compute @workgroup_size({{.WG}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-	let o = (wid.x + wid.y * nwg.x) * {{.WG}}u + lid;
-	if (o >= params.nout) {
-		return;
-	}
-{{.KeptWalk}}
+{{template "row_invocation" (dict "WG" .WG "Walk" .KeptWalk)}}
 	var b = b_x[xb];
 	var bi = 0u;
 	for (var r = 1u; r < params.len; r++) {
@@ -137,13 +110,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 var<workgroup> shv: array<{{.T}}, {{.WG}}>;
 var<workgroup> shi: array<u32, {{.WG}}>;
 
-@compute @workgroup_size({{.WG}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-	let o = wid.x + wid.y * nwg.x;
-	if (o >= params.nout) {
-		return;
-	}
-{{.KeptWalk}}
+{{template "row_workgroup" (dict "WG" .WG "Walk" .KeptWalk)}}
 	// Lines are never empty: invocation lid starts from element
 	// min(lid, len-1), a duplicate that cannot win over itself.
 	var bi = min(lid, params.len - 1u);

@@ -35,13 +35,7 @@ fn value(v: f32, m: f32, ls: f32, inv: f32, bad: bool) -> f32 {
 {{- if eq .Mode "serial"}}
 
 // One invocation per line.
-@compute @workgroup_size({{.WG}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-	let o = (wid.x + wid.y * nwg.x) * {{.WG}}u + lid;
-	if (o >= params.nout) {
-		return;
-	}
-{{.KeptWalk}}
+{{template "row_invocation" (dict "WG" .WG "Walk" .KeptWalk)}}
 	var m = bitcast<f32>(0xff800000u);
 	for (var r = 0u; r < params.len; r++) {
 		m = maxc(m, xat(r, xb));
@@ -62,39 +56,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 // One workgroup per line; both reductions are trees in workgroup memory.
 var<workgroup> sh: array<f32, {{.WG}}>;
 
-@compute @workgroup_size({{.WG}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-	let o = wid.x + wid.y * nwg.x;
-	if (o >= params.nout) {
-		return;
-	}
-{{.KeptWalk}}
+{{template "row_workgroup" (dict "WG" .WG "Walk" .KeptWalk)}}
 	var m = bitcast<f32>(0xff800000u);
 	for (var r = lid; r < params.len; r += {{.WG}}u) {
 		m = maxc(m, xat(r, xb));
 	}
-	sh[lid] = m;
-	workgroupBarrier();
-	for (var w = {{.WG}}u / 2u; w > 0u; w = w / 2u) {
-		if (lid < w) {
-			sh[lid] = maxc(sh[lid], sh[lid + w]);
-		}
-		workgroupBarrier();
-	}
+{{template "wg_tree" (dict "WG" .WG "Val" "m" "Combine" "maxc")}}
 	let mx = sh[0];
 	workgroupBarrier();
 	var s = 0.0;
 	for (var r = lid; r < params.len; r += {{.WG}}u) {
 		s += exp(xat(r, xb) - mx);
 	}
-	sh[lid] = s;
-	workgroupBarrier();
-	for (var w = {{.WG}}u / 2u; w > 0u; w = w / 2u) {
-		if (lid < w) {
-			sh[lid] = sh[lid] + sh[lid + w];
-		}
-		workgroupBarrier();
-	}
+{{template "wg_tree" (dict "WG" .WG "Val" "s" "Combine" "+")}}
 	let tot = sh[0];
 	let bad = isnan_(mx) || isinf_(mx);
 	let ls = log1p(tot - 1.0);
@@ -109,13 +83,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 {{define "cumsum"}}// cumsum ({{.T}}): out[..., i, ...] = x[..., 0, ...] + ... + x[..., i, ...], one
 // invocation per line, accumulating in {{.T}} (i32 wraps).
 {{template "line_common" .}}
-@compute @workgroup_size({{.WG}})
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-	let o = (wid.x + wid.y * nwg.x) * {{.WG}}u + lid;
-	if (o >= params.nout) {
-		return;
-	}
-{{.KeptWalk}}
+{{template "row_invocation" (dict "WG" .WG "Walk" .KeptWalk)}}
 	var acc: {{.T}} = {{.T}}(0);
 	for (var r = 0u; r < params.len; r++) {
 		acc += xat(r, xb);
