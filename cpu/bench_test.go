@@ -8,9 +8,12 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 )
 
-// BenchmarkMatMul compares MatMul with calling gonum's blas32.Gemm (Sgemm)
-// directly on n×n float32 matrices: row-major operands, and MatMul with a
-// transposed a (which it copies, see MatMul).
+// BenchmarkMatMul times MatMul on n×n float32 matrices against calling
+// gonum's blas32.Gemm (Sgemm) directly (gonum): MatMul with row-major
+// operands (tessera) and with a transposed a (tessera-aT), both through
+// the assembly GEMM where the CPU has AVX2 and FMA, and MatMul forced onto
+// its gonum path (tessera-gonum, what runs without AVX2; it copies a
+// transposed a first).
 func BenchmarkMatMul(b *testing.B) {
 	for _, n := range []int{256, 512, 1024} {
 		a, bm, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
@@ -33,6 +36,14 @@ func BenchmarkMatMul(b *testing.B) {
 			at := Layout{Shape: []int{1, n, n}, Strides: []int{n * n, 1, n}}
 			for b.Loop() {
 				MatMul(c, l, a, at, bm, l)
+			}
+			report(b)
+		})
+		b.Run(fmt.Sprintf("n=%d/tessera-gonum", n), func(b *testing.B) {
+			defer func(on bool) { sgemmAsm = on }(sgemmAsm)
+			sgemmAsm = false
+			for b.Loop() {
+				MatMul(c, l, a, l, bm, l)
 			}
 			report(b)
 		})

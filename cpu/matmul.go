@@ -12,7 +12,14 @@ import (
 // batch stride of 0 broadcasts an operand over the batches). dst is
 // written, not accumulated, and must not overlap a or bm.
 //
-// Each product is one call of gonum's Sgemm or Dgemm, C = P·Q with
+// float32 products go to the package's own GEMM (sgemm, gemm_amd64.go)
+// where the CPU has AVX2 and FMA: it packs the operands from any strides
+// itself, so nothing is copied beforehand, and every product is computed
+// (0·Inf and 0·NaN give NaN). One large product is split across
+// goroutines; several small ones are split by batch.
+//
+// Otherwise (float64, or no AVX2), each product is one call of gonum's
+// Sgemm or Dgemm, C = P·Q with
 // P = a, Q = bm, C = dst, or, when dst is column-major, P = bmᵀ, Q = aᵀ,
 // C = dstᵀ (row-major). Q goes to gonum in place when its last two dims
 // are row-major or transposed, with the matching transpose flag and
@@ -27,7 +34,8 @@ import (
 // batches are split across goroutines instead.
 //
 // Like gonum, some layouts skip the products of a zero in P, so 0·Inf and
-// 0·NaN may contribute 0 rather than NaN. With K = 0, dst is zeroed.
+// 0·NaN may contribute 0 rather than NaN on that path. With K = 0, dst is
+// zeroed.
 func MatMul[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout) {
 	nb, m, n, k := dl.Shape[0], dl.Shape[1], dl.Shape[2], al.Shape[2]
 	if nb == 0 || m == 0 || n == 0 {
@@ -35,6 +43,10 @@ func MatMul[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout) {
 	}
 	if k == 0 {
 		Fill(dst, dl, 0)
+		return
+	}
+	if sgemmAsm && unsafe.Sizeof(T(0)) == 4 {
+		matMulSgemm(asF32(dst), dl, asF32(a), al, asF32(bm), bl)
 		return
 	}
 	gemm := gemmFunc[T]()

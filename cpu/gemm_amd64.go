@@ -1,0 +1,318 @@
+package cpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	xcpu "golang.org/x/sys/cpu"
+)
+
+// The float32 GEMM for amd64 with AVX2 and FMA, in the Goto/BLIS
+// structure. K is taken in steps of at most gemmKC; for each, a kc×nc
+// block of B is packed into panels of gemmNR columns (packB) and an mc×kc
+// block of A into panels of gemmMR rows (packA), and every MR×NR block of
+// C is computed by the assembly micro-kernel from one A panel and one B
+// panel (sgemmKernel6x16), stored on the first K step and added on the
+// others. A B panel (kc·NR floats, 16 KiB) stays in L1 while the kernel
+// walks the A panels of the block (mc·kc floats, up to 192 KiB, L2).
+// Blocks on the right and bottom edges are packed with zeros and computed
+// into a temporary whose valid part is then written out, which also
+// serves a C whose columns are not contiguous. Every product is computed,
+// so a NaN or an Inf in an operand reaches every element of C it
+// contributes to (0·Inf is NaN).
+//
+// One operand is shared: with more rows than columns, B is packed whole
+// (every K step, up to gemmShared floats at once, else in column blocks)
+// and C is cut into blocks of rows, each of which packs its own rows of
+// A; with more columns, the other way round (sgemmRows, sgemmCols).
+// Packing the shared operand in parts and computing the blocks are the
+// units that goroutines take in turn (gemmRun), so a core that is slow to
+// wake up costs nothing but its share.
+
+const (
+	gemmMR = 6    // rows of the micro-kernel's block
+	gemmNR = 16   // columns of the micro-kernel's block
+	gemmKC = 256  // K step: one B panel is 16 KiB
+	gemmMC = 192  // rows of A packed at once (192 KiB at kc = 256)
+	gemmNC = 4096 // columns of B in a block of C
+
+	// gemmPackPanels is the number of panels of the shared operand that
+	// one unit of work packs.
+	gemmPackPanels = 8
+
+	// gemmUnitsPerWorker is about how many blocks of C each goroutine
+	// computes, for the work to even out when one starts late.
+	gemmUnitsPerWorker = 4
+
+	// gemmParallelWork is the size m·n·k from which one product is
+	// split across goroutines (about 10 µs of one core's work).
+	gemmParallelWork = 1 << 19
+
+	// gemmSmallWork is the size m·n·k up to which plain loops are faster
+	// than packing and the kernel.
+	gemmSmallWork = 256
+)
+
+// gemmShared is the most floats the shared operand is packed into (16
+// MiB); a variable for the tests.
+var gemmShared = 1 << 22
+
+// sgemmAsm reports whether MatMul computes float32 products with sgemm
+// rather than gonum; tests turn it off to compare the two.
+var sgemmAsm = xcpu.X86.HasAVX2 && xcpu.X86.HasFMA
+
+// sgemmKernel6x16 computes the 6×16 block a·b from a packed A panel (k
+// groups of 6) and a packed B panel (k groups of 16) and stores it to c,
+// whose rows are ldc floats apart, or adds it to c when accum is not 0.
+//
+//go:noescape
+func sgemmKernel6x16(k int, a, b, c *float32, ldc int, accum int)
+
+// matMulSgemm is MatMul for float32 through sgemm: one product per batch,
+// split across goroutines when it is large, else the batches are.
+func matMulSgemm(dst []float32, dl Layout, a []float32, al Layout, bm []float32, bl Layout) {
+	nb, m, n, k := dl.Shape[0], dl.Shape[1], dl.Shape[2], al.Shape[2]
+	view := func(s []float32, l Layout, i int) f32Mat {
+		return f32Mat{data: s, off: l.Offset + i*l.Strides[0], rs: l.Strides[1], cs: l.Strides[2]}
+	}
+	one := func(i, parts int) {
+		sgemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), parts)
+	}
+	w := runtime.GOMAXPROCS(0)
+	if m*n*k >= gemmParallelWork || nb == 1 {
+		parts := 1
+		if m*n*k >= gemmParallelWork {
+			parts = w
+		}
+		for i := range nb {
+			one(i, parts)
+		}
+		return
+	}
+	parts := 1
+	if nb*m*n*k >= gemmParallelWork {
+		parts = w
+	}
+	gemmRun(parts, nb, func(i int) { one(i, 1) })
+}
+
+// sgemm computes c = a·b for a (m×k), b (k×n) and c (m×n), m, n, k > 0,
+// with up to parts goroutines. c must not overlap a or b.
+func sgemm(m, n, k int, a, b, c f32Mat, parts int) {
+	if n == 1 {
+		c.cs = 1
+	}
+	if c.cs != 1 && (c.rs == 1 || m == 1) { // column-major c: cᵀ = bᵀ·aᵀ
+		m, n, a, b, c = n, m, b.t(), a.t(), c.t()
+		c.cs = 1
+	}
+	if m*n*k <= gemmSmallWork {
+		sgemmSmall(m, n, k, a, b, c)
+		return
+	}
+	// The kernels read and write through pointers, and the goroutines
+	// must not panic: bounds first.
+	a.check(m, k)
+	b.check(k, n)
+	c.check(m, n)
+	if m >= n {
+		sgemmRows(m, n, k, a, b, c, parts)
+	} else {
+		sgemmCols(m, n, k, a, b, c, parts)
+	}
+}
+
+// unitSize returns the size of the blocks that cut n for parts
+// goroutines: a multiple of unit, at most max, about gemmUnitsPerWorker
+// blocks a goroutine (one block of at most max when parts is 1).
+func unitSize(n, parts, max, unit int) int {
+	if parts > 1 {
+		max = min(max, (n+gemmUnitsPerWorker*parts-1)/(gemmUnitsPerWorker*parts))
+	}
+	return steps(n, max, unit)
+}
+
+// sgemmRows computes c = a·b sharing B: B is packed whole (all K steps of
+// a block of columns), then each block of rows of C packs its rows of A
+// and computes them.
+func sgemmRows(m, n, k int, a, b, c f32Mat, parts int) {
+	kcs := steps(k, gemmKC, 1)
+	kb := (k + kcs - 1) / kcs
+	ncs := steps(n, max(gemmNR, min(gemmNC, gemmShared/k)), gemmNR)
+	mcs := unitSize(m, parts, gemmMC, gemmMR)
+	items := (m + mcs - 1) / mcs
+	shared := gemmPool.Get().(*gemmBufs)
+	defer gemmPool.Put(shared)
+	for jc := 0; jc < n; jc += ncs {
+		nc := min(ncs, n-jc)
+		np := (nc + gemmNR - 1) / gemmNR
+		bp := aligned(&shared.b, np*gemmNR*k)
+		groups := (np + gemmPackPanels - 1) / gemmPackPanels
+		packs := kb * groups
+		var packed atomic.Int64
+		gemmRun(parts, packs+items, func(u int) {
+			if u < packs { // pack panels of one K step of B
+				pc, j0 := u/groups*kcs, u%groups*gemmPackPanels*gemmNR
+				kc := min(kcs, k-pc)
+				defer packed.Add(1) // even on a panic, for the others not to wait forever
+				packB(bp[pc*np*gemmNR+j0*kc:], b.at(pc, jc+j0), kc, min(nc-j0, gemmPackPanels*gemmNR))
+				return
+			}
+			for packed.Load() < int64(packs) {
+				runtime.Gosched()
+			}
+			i0 := (u - packs) * mcs
+			mc := min(mcs, m-i0)
+			bufs := gemmPool.Get().(*gemmBufs)
+			defer gemmPool.Put(bufs)
+			ap := aligned(&bufs.a, (mc+gemmMR-1)/gemmMR*gemmMR*kcs)
+			for pc := 0; pc < k; pc += kcs {
+				kc := min(kcs, k-pc)
+				packA(ap, a.at(i0, pc), mc, kc)
+				sgemmMacro(mc, nc, kc, ap, bp[pc*np*gemmNR:], c.at(i0, jc), pc > 0)
+			}
+		})
+	}
+}
+
+// sgemmCols computes c = a·b sharing A: A is packed whole (all K steps of
+// a block of rows), then each block of columns of C packs its columns of
+// B and computes them, gemmMC rows at a time.
+func sgemmCols(m, n, k int, a, b, c f32Mat, parts int) {
+	kcs := steps(k, gemmKC, 1)
+	kb := (k + kcs - 1) / kcs
+	mcs := steps(m, max(gemmMR, gemmShared/k), gemmMR)
+	ncs := unitSize(n, parts, gemmNC, gemmNR)
+	items := (n + ncs - 1) / ncs
+	shared := gemmPool.Get().(*gemmBufs)
+	defer gemmPool.Put(shared)
+	for ic := 0; ic < m; ic += mcs {
+		mc := min(mcs, m-ic)
+		np := (mc + gemmMR - 1) / gemmMR
+		ap := aligned(&shared.a, np*gemmMR*k)
+		groups := (np + gemmPackPanels - 1) / gemmPackPanels
+		packs := kb * groups
+		var packed atomic.Int64
+		gemmRun(parts, packs+items, func(u int) {
+			if u < packs { // pack panels of one K step of A
+				pc, i0 := u/groups*kcs, u%groups*gemmPackPanels*gemmMR
+				kc := min(kcs, k-pc)
+				defer packed.Add(1)
+				packA(ap[pc*np*gemmMR+i0*kc:], a.at(ic+i0, pc), min(mc-i0, gemmPackPanels*gemmMR), kc)
+				return
+			}
+			for packed.Load() < int64(packs) {
+				runtime.Gosched()
+			}
+			j0 := (u - packs) * ncs
+			nc := min(ncs, n-j0)
+			bufs := gemmPool.Get().(*gemmBufs)
+			defer gemmPool.Put(bufs)
+			bp := aligned(&bufs.b, (nc+gemmNR-1)/gemmNR*gemmNR*kcs)
+			for pc := 0; pc < k; pc += kcs {
+				kc := min(kcs, k-pc)
+				packB(bp, b.at(pc, j0), kc, nc)
+				blk := ap[pc*np*gemmMR:]
+				for i0 := 0; i0 < mc; i0 += gemmMC {
+					sgemmMacro(min(gemmMC, mc-i0), nc, kc, blk[i0*kc:], bp, c.at(ic+i0, j0), pc > 0)
+				}
+			}
+		})
+	}
+}
+
+// sgemmSmall computes c = a·b with plain loops, for products too small
+// to repay packing.
+func sgemmSmall(m, n, k int, a, b, c f32Mat) {
+	for i := range m {
+		for j := range n {
+			var s float32
+			ao, bo := a.off+i*a.rs, b.off+j*b.cs
+			for l := range k {
+				s += a.data[ao+l*a.cs] * b.data[bo+l*b.rs]
+			}
+			c.data[c.off+i*c.rs+j*c.cs] = s
+		}
+	}
+}
+
+// check panics unless every element of the r×c matrix v is in v.data.
+func (v f32Mat) check(r, c int) {
+	lo, hi := v.off, v.off
+	for _, e := range [2]int{(r - 1) * v.rs, (c - 1) * v.cs} {
+		if e < 0 {
+			lo += e
+		} else {
+			hi += e
+		}
+	}
+	if lo < 0 || hi >= len(v.data) {
+		panic(fmt.Sprintf("cpu: sgemm: %d×%d matrix at offset %d, strides (%d, %d), out of range of %d elements",
+			r, c, v.off, v.rs, v.cs, len(v.data)))
+	}
+}
+
+// gemmBufs are one goroutine's packing buffers.
+type gemmBufs struct{ a, b []float32 }
+
+var gemmPool = sync.Pool{New: func() any { return new(gemmBufs) }}
+
+// aligned returns n floats of *s starting on a 64-byte boundary, growing
+// *s when it is too short.
+func aligned(s *[]float32, n int) []float32 {
+	if len(*s) < n+16 {
+		*s = make([]float32, n+16)
+	}
+	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(*s))) % 64 / 4)
+	return (*s)[skip : skip+n]
+}
+
+// steps returns the block size to cover n in steps of at most max that
+// are as even as possible, rounded up to a multiple of unit.
+func steps(n, max, unit int) int {
+	parts := (n + max - 1) / max
+	s := (n + parts - 1) / parts
+	return (s + unit - 1) / unit * unit
+}
+
+// sgemmMacro computes the mc×nc block c from packed A and B, storing it,
+// or adding it to c when accum is set. c is in range (sgemm checked it).
+func sgemmMacro(mc, nc, kc int, ap, bp []float32, c f32Mat, accum bool) {
+	// The kernel reads whole panels through pointers.
+	_ = ap[(mc+gemmMR-1)/gemmMR*gemmMR*kc-1]
+	_ = bp[(nc+gemmNR-1)/gemmNR*gemmNR*kc-1]
+	acc := 0
+	if accum {
+		acc = 1
+	}
+	var tile [gemmMR * gemmNR]float32
+	for jr := 0; jr < nc; jr += gemmNR {
+		nr := min(gemmNR, nc-jr)
+		bpan := &bp[jr*kc]
+		for ir := 0; ir < mc; ir += gemmMR {
+			mr := min(gemmMR, mc-ir)
+			apan := &ap[ir*kc]
+			if mr == gemmMR && nr == gemmNR && c.cs == 1 {
+				sgemmKernel6x16(kc, apan, bpan, &c.data[c.off+ir*c.rs+jr], c.rs, acc)
+				continue
+			}
+			sgemmKernel6x16(kc, apan, bpan, &tile[0], gemmNR, 0)
+			for i := range mr {
+				o := c.off + (ir+i)*c.rs + jr*c.cs
+				t := tile[i*gemmNR : i*gemmNR+nr]
+				if accum {
+					for j, v := range t {
+						c.data[o+j*c.cs] += v
+					}
+				} else {
+					for j, v := range t {
+						c.data[o+j*c.cs] = v
+					}
+				}
+			}
+		}
+	}
+}

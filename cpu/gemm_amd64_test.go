@@ -1,0 +1,280 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+)
+
+// Matrix kinds for the sgemm tests: how a rows×cols matrix lies in its
+// buffer.
+const (
+	gRow  = "row"  // row-major, contiguous
+	gCol  = "col"  // column-major (a transposed operand)
+	gPad  = "pad"  // row-major with a row stride past the end of the row, at an offset
+	gStep = "step" // both strides stepped (neither rows nor columns contiguous)
+)
+
+var gKinds = []string{gRow, gCol, gPad, gStep}
+
+// gemmMat returns a rows×cols matrix of the given kind in a fresh buffer,
+// which is filled with N(0, 1) values, or with the sentinel where the
+// matrix does not reach when out is set.
+func gemmMat(r *rand.Rand, rows, cols int, kind string, out bool) f32Mat {
+	var v f32Mat
+	switch kind {
+	case gRow:
+		v = f32Mat{rs: cols, cs: 1}
+	case gCol:
+		v = f32Mat{rs: 1, cs: rows}
+	case gPad:
+		v = f32Mat{off: 3, rs: cols + 5, cs: 1}
+	case gStep:
+		v = f32Mat{off: 1, rs: 2 * cols, cs: 2}
+	default:
+		panic(kind)
+	}
+	v.data = make([]float32, v.off+(rows-1)*v.rs+(cols-1)*v.cs+1+2)
+	for i := range v.data {
+		if out {
+			v.data[i] = sentinel[float32]()
+		} else {
+			v.data[i] = float32(r.NormFloat64())
+		}
+	}
+	return v
+}
+
+func (v f32Mat) get(i, j int) float32 { return v.data[v.off+i*v.rs+j*v.cs] }
+
+// checkGemm fails unless c holds a·b, to within 1e-5·√k·max|a_i·|·max|b_·j|
+// per element, and the rest of c's buffer still holds the sentinel.
+func checkGemm(t *testing.T, name string, m, n, k int, a, b, c f32Mat) {
+	t.Helper()
+	rowMax, colMax := make([]float64, m), make([]float64, n)
+	for i := range m {
+		for l := range k {
+			rowMax[i] = math.Max(rowMax[i], math.Abs(float64(a.get(i, l))))
+		}
+	}
+	for j := range n {
+		for l := range k {
+			colMax[j] = math.Max(colMax[j], math.Abs(float64(b.get(l, j))))
+		}
+	}
+	in := make([]bool, len(c.data))
+	for i := range m {
+		for j := range n {
+			in[c.off+i*c.rs+j*c.cs] = true
+			var s float64
+			for l := range k {
+				s += float64(a.get(i, l)) * float64(b.get(l, j))
+			}
+			got := float64(c.get(i, j))
+			if tol := 1e-5 * math.Sqrt(float64(k)) * rowMax[i] * colMax[j]; !(math.Abs(got-s) <= tol) {
+				t.Fatalf("%s: c[%d,%d] = %v, want %v (tolerance %.3g)", name, i, j, got, s, tol)
+			}
+		}
+	}
+	for i, v := range c.data {
+		if !in[i] && v != sentinel[float32]() {
+			t.Fatalf("%s: element %d of c's buffer, outside the matrix, was written (%v)", name, i, v)
+		}
+	}
+}
+
+// runGemm checks sgemm on one shape and layout, serially and split in two.
+func runGemm(t *testing.T, r *rand.Rand, m, n, k int, ak, bk, ck string) {
+	t.Helper()
+	a, b := gemmMat(r, m, k, ak, false), gemmMat(r, k, n, bk, false)
+	for _, parts := range []int{1, 2} {
+		c := gemmMat(r, m, n, ck, true)
+		name := fmt.Sprintf("m%d n%d k%d a:%s b:%s c:%s parts %d", m, n, k, ak, bk, ck, parts)
+		sgemm(m, n, k, a, b, c, parts)
+		checkGemm(t, name, m, n, k, a, b, c)
+	}
+}
+
+func skipNoSgemm(t *testing.T) {
+	if !sgemmAsm {
+		t.Skip("no AVX2 and FMA: the assembly GEMM is not used")
+	}
+}
+
+func TestSgemmShapes(t *testing.T) {
+	skipNoSgemm(t)
+	r := newRand(11)
+	sizes := []int{1, 2, 5, 7, 15, 16, 17, 33, 65, 127, 255, 256, 257}
+	// Square products, each in every operand kind.
+	for i, s := range sizes {
+		for j, ak := range gKinds {
+			runGemm(t, r, s, s, s, ak, gKinds[(i+j)%4], gKinds[(i+2*j)%4])
+		}
+	}
+	// All small shapes, cycling the kinds.
+	small := []int{1, 2, 5, 6, 7, 15, 16, 17, 33}
+	i := 0
+	for _, m := range small {
+		for _, n := range small {
+			for _, k := range small {
+				runGemm(t, r, m, n, k, gKinds[i%4], gKinds[(i/4)%4], gKinds[(i/16)%4])
+				i++
+			}
+		}
+	}
+	// Larger non-square shapes, K = 1, and the edges of the cache blocks
+	// (K past gemmKC, M past gemmMC, N past a column split).
+	for _, s := range [][3]int{
+		{257, 33, 300}, {5, 300, 129}, {300, 7, 1}, {1, 400, 65}, {400, 1, 65},
+		{65, 127, 1}, {127, 65, 513}, {193, 40, 256}, {385, 17, 257},
+		{12, 4100, 3}, {6, 16, 600}, {200, 150, 70}, {1, 1, 1000},
+	} {
+		for j, ak := range gKinds {
+			runGemm(t, r, s[0], s[1], s[2], ak, gKinds[(j+1)%4], gKinds[(j+3)%4])
+		}
+	}
+}
+
+// TestSgemmSharedBlocks shrinks the packed shared operand so that it is
+// packed block by block, for both ways of sharing.
+func TestSgemmSharedBlocks(t *testing.T) {
+	skipNoSgemm(t)
+	defer func(s int) { gemmShared = s }(gemmShared)
+	gemmShared = 3000
+	r := newRand(15)
+	for _, s := range [][3]int{{150, 100, 40}, {100, 150, 40}, {70, 33, 300}, {33, 70, 300}, {61, 200, 7}} {
+		for j, ak := range gKinds {
+			runGemm(t, r, s[0], s[1], s[2], ak, gKinds[(j+2)%4], gKinds[(j+1)%4])
+		}
+	}
+}
+
+// TestGemmRun checks that every unit runs once, whatever the number of
+// goroutines, and that a panic in a unit reaches the caller after the
+// other units have run.
+func TestGemmRun(t *testing.T) {
+	for _, workers := range []int{1, 2, 3, 8} {
+		for _, total := range []int{1, 2, 7, 100} {
+			counts := make([]atomic.Int32, total)
+			gemmRun(workers, total, func(u int) { counts[u].Add(1) })
+			for u := range counts {
+				if c := counts[u].Load(); c != 1 {
+					t.Fatalf("workers %d, %d units: unit %d ran %d times", workers, total, u, c)
+				}
+			}
+		}
+	}
+	var ran atomic.Int32
+	func() {
+		defer func() {
+			if r := recover(); r != "unit 3" {
+				t.Fatalf("recovered %v, want the panic of unit 3", r)
+			}
+			if ran.Load() != 9 {
+				t.Fatalf("%d units ran to the end, want 9", ran.Load())
+			}
+		}()
+		gemmRun(2, 10, func(u int) {
+			if u == 3 {
+				panic("unit 3")
+			}
+			ran.Add(1)
+		})
+	}()
+}
+
+// TestSgemmMatchesGonum runs MatMul on float32 through the assembly GEMM
+// and through gonum and compares the two.
+func TestSgemmMatchesGonum(t *testing.T) {
+	skipNoSgemm(t)
+	r := newRand(12)
+	kinds := []string{mRow, mCol, mBMid, mStep, mBcast, mBStep}
+	for i, s := range [][4]int{
+		{1, 64, 64, 64}, {1, 130, 129, 257}, {3, 17, 33, 65}, {2, 256, 255, 7},
+		{96, 9, 10, 11}, {1, 1, 300, 40}, {1, 300, 1, 40}, {4, 100, 70, 300},
+	} {
+		for j, ak := range kinds {
+			nb, m, n, k := s[0], s[1], s[2], s[3]
+			bk, dk := kinds[(i+j+1)%6], kinds[(i+2*j)%4]
+			al, an := matLayout(r, nb, m, k, ak)
+			bl, bn := matLayout(r, nb, k, n, bk)
+			dl, _ := matLayout(r, nb, m, n, dk)
+			a, bm := make([]float32, an), make([]float32, bn)
+			randFill(r, a)
+			randFill(r, bm)
+			got, want := newOut[float32](dl), newOut[float32](dl)
+			MatMul(got, dl, a, al, bm, bl)
+			sgemmAsm = false
+			MatMul(want, dl, a, al, bm, bl)
+			sgemmAsm = true
+			for e := range got {
+				if d := math.Abs(float64(got[e] - want[e])); !(d <= 2e-5*math.Sqrt(float64(k))*math.Max(1, math.Abs(float64(want[e])))) {
+					t.Fatalf("b%d m%d n%d k%d a:%s b:%s d:%s: element %d = %v, gonum %v", nb, m, n, k, ak, bk, dk, e, got[e], want[e])
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmNaNInf checks that a NaN or an Inf in an operand reaches the
+// elements of C it contributes to, 0·Inf included, and no others.
+func TestSgemmNaNInf(t *testing.T) {
+	skipNoSgemm(t)
+	r := newRand(13)
+	for _, s := range [][3]int{{20, 40, 300}, {6, 16, 8}, {1, 1, 1}, {7, 33, 5}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b := gemmMat(r, m, k, gRow, false), gemmMat(r, k, n, gCol, false)
+		ia, la := m/2, k-1 // a[ia, la] = NaN: row ia of c is NaN
+		a.data[a.off+ia*a.rs+la*a.cs] = float32(math.NaN())
+		jb, lb := n-1, k/2 // b[lb, jb] = +Inf and a[·, lb] = 0 in row iz
+		b.data[b.off+lb*b.rs+jb*b.cs] = float32(math.Inf(1))
+		iz := (ia + 1) % m
+		for l := range k {
+			if iz != ia {
+				a.data[a.off+iz*a.rs+l*a.cs] = 1
+			}
+		}
+		if iz != ia {
+			a.data[a.off+iz*a.rs+lb*a.cs] = 0
+		}
+		c := gemmMat(r, m, n, gRow, true)
+		sgemm(m, n, k, a, b, c, 2)
+		for i := range m {
+			for j := range n {
+				v := float64(c.get(i, j))
+				switch {
+				case i == ia || (i == iz && j == jb): // NaN·x, or 0·Inf
+					if !math.IsNaN(v) {
+						t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want NaN", m, n, k, i, j, v)
+					}
+				case j == jb:
+					if !math.IsInf(v, 0) {
+						t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want ±Inf", m, n, k, i, j, v)
+					}
+				default:
+					if math.IsNaN(v) || math.IsInf(v, 0) {
+						t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want finite", m, n, k, i, j, v)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSgemmBounds checks that a C too short for its matrix panics before
+// anything is written through a pointer.
+func TestSgemmBounds(t *testing.T) {
+	skipNoSgemm(t)
+	r := newRand(14)
+	a, b := gemmMat(r, 12, 8, gRow, false), gemmMat(r, 8, 32, gRow, false)
+	c := gemmMat(r, 12, 32, gRow, true)
+	c.data = c.data[:12*32-1]
+	defer func() {
+		if recover() == nil {
+			t.Fatal("sgemm wrote a C one element short")
+		}
+	}()
+	sgemm(12, 32, 8, a, b, c, 1)
+}

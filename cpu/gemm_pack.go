@@ -1,0 +1,128 @@
+//go:build amd64
+
+package cpu
+
+// Packing for the float32 GEMM (see sgemm): blocks of A and B are copied
+// into the order in which the micro-kernel reads them, from any strides,
+// with zeros past the edges of the matrices so that every micro-panel is
+// full. Full panels of row- or column-major operands go through the
+// assembly in gemm_pack_amd64.s: transposes (packA6, packB16T) when the
+// panel's groups are across the contiguous dim, copies (packA6T, packB16)
+// when along it, the copies going eight k steps at a time across all the
+// panels so that they read memory in order. Other strides, and the last
+// partial panel, are copied element by element.
+
+// An f32Mat is a strided float32 matrix: element (i, j) is
+// data[off + i*rs + j*cs].
+type f32Mat struct {
+	data        []float32
+	off, rs, cs int
+}
+
+// t returns the transposed view.
+func (v f32Mat) t() f32Mat { return f32Mat{data: v.data, off: v.off, rs: v.cs, cs: v.rs} }
+
+// at returns the view whose (0, 0) is element (i, j).
+func (v f32Mat) at(i, j int) f32Mat {
+	v.off += i*v.rs + j*v.cs
+	return v
+}
+
+// packA6 packs six rows of A, each kc contiguous floats rs apart from
+// src, into dst as kc groups of six.
+//
+//go:noescape
+func packA6(dst, src *float32, rs, kc int)
+
+// packB16T packs sixteen columns of B, each kc contiguous floats cs
+// apart from src, into dst as kc groups of sixteen.
+//
+//go:noescape
+func packB16T(dst, src *float32, cs, kc int)
+
+// packA6T packs np panels of six rows of A from kc columns of 6·np
+// contiguous floats, cs apart from src, into dst: panel q, at dst+6·kc·q,
+// as kc groups of six.
+//
+//go:noescape
+func packA6T(dst, src *float32, cs, kc, np int)
+
+// packB16 packs np panels of sixteen columns of B from kc rows of 16·np
+// contiguous floats, rs apart from src, into dst: panel q, at
+// dst+16·kc·q, as kc groups of sixteen.
+//
+//go:noescape
+func packB16(dst, src *float32, rs, kc, np int)
+
+// packA copies the mc×kc block of a into dst as ⌈mc/gemmMR⌉ panels, one
+// after the other: panel p holds rows p·MR to p·MR+MR-1, column by column
+// (kc groups of MR values), rows past mc being zero. dst must hold
+// ⌈mc/MR⌉·MR·kc values.
+func packA(dst []float32, a f32Mat, mc, kc int) {
+	const mr = gemmMR
+	full := mc / mr * mr
+	switch {
+	case a.cs == 1: // row-major: transpose six rows at a time
+		if full > 0 {
+			a.check(full, kc) // the assembly reads through pointers
+		}
+		for i0 := 0; i0 < full; i0 += mr {
+			packA6(&dst[i0*kc : (i0+mr)*kc][0], &a.data[a.off+i0*a.rs], a.rs, kc)
+		}
+	case a.rs == 1: // column-major: MR contiguous values a column
+		if full > 0 {
+			a.check(full, kc)
+			packA6T(&dst[:full*kc][0], &a.data[a.off], a.cs, kc, full/mr)
+		}
+	default:
+		full = 0
+	}
+	for i0 := full; i0 < mc; i0 += mr { // the rest, element by element
+		d := dst[i0*kc : (i0+mr)*kc]
+		rows := min(mr, mc-i0)
+		for p := range kc {
+			g := d[p*mr : p*mr+mr]
+			o := a.off + i0*a.rs + p*a.cs
+			for i := range rows {
+				g[i] = a.data[o+i*a.rs]
+			}
+			clear(g[rows:])
+		}
+	}
+}
+
+// packB copies the kc×nc block of b into dst as ⌈nc/gemmNR⌉ panels: panel
+// p holds columns p·NR to p·NR+NR-1, row by row (kc groups of NR values),
+// columns past nc being zero. dst must hold ⌈nc/NR⌉·NR·kc values.
+func packB(dst []float32, b f32Mat, kc, nc int) {
+	const nr = gemmNR
+	full := nc / nr * nr
+	switch {
+	case b.cs == 1: // row-major: NR contiguous values a row
+		if full > 0 {
+			b.check(kc, full)
+			packB16(&dst[:full*kc][0], &b.data[b.off], b.rs, kc, full/nr)
+		}
+	case b.rs == 1: // column-major: transpose sixteen columns at a time
+		if full > 0 {
+			b.check(kc, full) // the assembly reads through pointers
+		}
+		for j0 := 0; j0 < full; j0 += nr {
+			packB16T(&dst[j0*kc : (j0+nr)*kc][0], &b.data[b.off+j0*b.cs], b.cs, kc)
+		}
+	default:
+		full = 0
+	}
+	for j0 := full; j0 < nc; j0 += nr { // the rest, element by element
+		d := dst[j0*kc : (j0+nr)*kc]
+		cols := min(nr, nc-j0)
+		for p := range kc {
+			g := d[p*nr : p*nr+nr]
+			o := b.off + p*b.rs + j0*b.cs
+			for j := range cols {
+				g[j] = b.data[o+j*b.cs]
+			}
+			clear(g[cols:])
+		}
+	}
+}
