@@ -1,6 +1,9 @@
 package cpu
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // A UnaryOp names a one-input elementwise op. Package tensor maps its
 // own ops onto these codes in its op table.
@@ -137,6 +140,9 @@ func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 // layouts are equal.
 func Unary[T Number](op UnaryOp, p UnaryParams, dst []T, dl Layout, x []T, xl Layout) {
 	f := unaryFunc[T](op, p)
+	// float32 exp of contiguous rows uses the vector kernel (within 2 ulp
+	// of math.Exp, see expAsm); T(1)/2 tells float32 from int32.
+	vecExp := op == Exp && expAsm && unsafe.Sizeof(T(0)) == 4 && T(1)/2 != 0
 	it := newIter(dl.Shape, dl, xl)
 	ds, xs := it.step(0), it.step(1)
 	it.runParallel(func(o []int, n int) {
@@ -146,6 +152,13 @@ func Unary[T Number](op UnaryOp, p UnaryParams, dst []T, dl Layout, x []T, xl La
 				for i := range d {
 					d[i] = -s[i]
 				}
+				return
+			}
+			if op == Exp && vecExp {
+				f32 := func(v []T) []float32 {
+					return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+				}
+				expF32(f32(d), f32(s))
 				return
 			}
 			for i := range d {

@@ -1,0 +1,303 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// Vector float32 kernels for softmax and exp, for AVX2 and FMA, 8 lanes
+// per YMM register. Every kernel takes a count n that is a positive
+// multiple of 8; the Go wrappers in exp_amd64.go do the rest of a slice.
+//
+// exp(d) is computed as 2^k · e^r with k = round(d·log2(e)) and
+// r = d - k·ln2, where ln2 is split in two float32 constants (Cody–Waite:
+// ln2hi = float32(ln2), whose product with k is exact inside the FMA, and
+// ln2lo = float32(ln2 - ln2hi)), so |r| ≤ ln2/2 to within rounding. e^r
+// is 1 + r + r²·P(r) with P the degree-5 minimax polynomial of Cephes'
+// expf, evaluated with FMA (about 1 ulp). The scale 2^k is built in the
+// exponent field in two halves, 2^k1 · 2^k2 with k1 = k>>1, k2 = k - k1,
+// both normal for the clamped range k ∈ [-152, 128]; the first product is
+// exact and the second rounds once, so results that are subnormal are
+// rounded correctly from e^r and results past MaxFloat32 overflow to +Inf
+// in the multiply. d is clamped to [-105, 89] first (exp(-105) rounds to
+// 0, exp(89) overflows), with the operand order that lets a NaN through:
+// exp(NaN) = NaN, exp(-Inf) = 0, exp(+Inf) = +Inf.
+
+#define LOG2E expc<>+0(SB)
+#define LN2HI expc<>+32(SB)
+#define LN2LO expc<>+64(SB)
+#define EHI expc<>+96(SB)
+#define ELO expc<>+128(SB)
+#define ONE expc<>+160(SB)
+#define C5 expc<>+192(SB)
+#define C4 expc<>+224(SB)
+#define C3 expc<>+256(SB)
+#define C2 expc<>+288(SB)
+#define C1 expc<>+320(SB)
+#define C0 expc<>+352(SB)
+#define BIAS expc<>+384(SB)
+#define HI expc<>+416(SB)
+#define LO expc<>+448(SB)
+
+DATA expc<>+0(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc<>+8(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc<>+16(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc<>+24(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc<>+32(SB)/8, $0x3f3172183f317218
+DATA expc<>+40(SB)/8, $0x3f3172183f317218
+DATA expc<>+48(SB)/8, $0x3f3172183f317218
+DATA expc<>+56(SB)/8, $0x3f3172183f317218
+DATA expc<>+64(SB)/8, $0xb102e308b102e308
+DATA expc<>+72(SB)/8, $0xb102e308b102e308
+DATA expc<>+80(SB)/8, $0xb102e308b102e308
+DATA expc<>+88(SB)/8, $0xb102e308b102e308
+DATA expc<>+96(SB)/8, $0x3780000037800000
+DATA expc<>+104(SB)/8, $0x3780000037800000
+DATA expc<>+112(SB)/8, $0x3780000037800000
+DATA expc<>+120(SB)/8, $0x3780000037800000
+DATA expc<>+128(SB)/8, $0xb7800000b7800000
+DATA expc<>+136(SB)/8, $0xb7800000b7800000
+DATA expc<>+144(SB)/8, $0xb7800000b7800000
+DATA expc<>+152(SB)/8, $0xb7800000b7800000
+DATA expc<>+160(SB)/8, $0x3f8000003f800000
+DATA expc<>+168(SB)/8, $0x3f8000003f800000
+DATA expc<>+176(SB)/8, $0x3f8000003f800000
+DATA expc<>+184(SB)/8, $0x3f8000003f800000
+DATA expc<>+192(SB)/8, $0x3950696739506967
+DATA expc<>+200(SB)/8, $0x3950696739506967
+DATA expc<>+208(SB)/8, $0x3950696739506967
+DATA expc<>+216(SB)/8, $0x3950696739506967
+DATA expc<>+224(SB)/8, $0x3ab743ce3ab743ce
+DATA expc<>+232(SB)/8, $0x3ab743ce3ab743ce
+DATA expc<>+240(SB)/8, $0x3ab743ce3ab743ce
+DATA expc<>+248(SB)/8, $0x3ab743ce3ab743ce
+DATA expc<>+256(SB)/8, $0x3c0889083c088908
+DATA expc<>+264(SB)/8, $0x3c0889083c088908
+DATA expc<>+272(SB)/8, $0x3c0889083c088908
+DATA expc<>+280(SB)/8, $0x3c0889083c088908
+DATA expc<>+288(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expc<>+296(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expc<>+304(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expc<>+312(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expc<>+320(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expc<>+328(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expc<>+336(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expc<>+344(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expc<>+352(SB)/8, $0x3f0000003f000000
+DATA expc<>+360(SB)/8, $0x3f0000003f000000
+DATA expc<>+368(SB)/8, $0x3f0000003f000000
+DATA expc<>+376(SB)/8, $0x3f0000003f000000
+DATA expc<>+384(SB)/8, $0x0000007f0000007f
+DATA expc<>+392(SB)/8, $0x0000007f0000007f
+DATA expc<>+400(SB)/8, $0x0000007f0000007f
+DATA expc<>+408(SB)/8, $0x0000007f0000007f
+DATA expc<>+416(SB)/8, $0x42b2000042b20000
+DATA expc<>+424(SB)/8, $0x42b2000042b20000
+DATA expc<>+432(SB)/8, $0x42b2000042b20000
+DATA expc<>+440(SB)/8, $0x42b2000042b20000
+DATA expc<>+448(SB)/8, $0xc2d20000c2d20000
+DATA expc<>+456(SB)/8, $0xc2d20000c2d20000
+DATA expc<>+464(SB)/8, $0xc2d20000c2d20000
+DATA expc<>+472(SB)/8, $0xc2d20000c2d20000
+GLOBL expc<>(SB), RODATA|NOPTR, $480
+
+// EXPSUB sets out = exp(x - m) for the 8 floats at off(SI) and stores it
+// to off(DI) when R9 is not 0, with m in Y15, HI in Y12, LO in Y11 and
+// Y0–Y7 as scratch (out must be none of them but Y6):
+//
+//	d = x - m (Y1), with e its rounding error (Y2) by TwoSum, clamped
+//	  to ±2⁻¹⁶ (a NaN e, from an infinity, becomes 2⁻¹⁶);
+//	d clamped to [LO, HI], a NaN staying NaN;
+//	k = round(d·log2e) (Y4 as int32, Y3 as float), r = d - k·ln2 + e;
+//	e^r = 1 + r + r²·P(r) (Y6);
+//	out = e^r · 2^k1 · 2^k2.
+#define EXPSUB(off, out) \
+	VMOVUPS      off(SI), Y0    \
+	VSUBPS       Y15, Y0, Y1    \
+	VSUBPS       Y0, Y1, Y2     \
+	VSUBPS       Y2, Y1, Y3     \
+	VSUBPS       Y3, Y0, Y3     \
+	VADDPS       Y15, Y2, Y2    \
+	VSUBPS       Y2, Y3, Y2     \
+	VMINPS       EHI, Y2, Y2    \
+	VMAXPS       ELO, Y2, Y2    \
+	VMINPS       Y1, Y12, Y1    \
+	VMAXPS       Y1, Y11, Y1    \
+	VMULPS       LOG2E, Y1, Y3  \
+	VCVTPS2DQ    Y3, Y4         \
+	VCVTDQ2PS    Y4, Y3         \
+	VFNMADD231PS LN2HI, Y3, Y1  \
+	VFNMADD231PS LN2LO, Y3, Y1  \
+	VADDPS       Y2, Y1, Y1     \
+	VMULPS       Y1, Y1, Y5     \
+	VMOVUPS      C5, Y6         \
+	VFMADD213PS  C4, Y1, Y6     \
+	VFMADD213PS  C3, Y1, Y6     \
+	VFMADD213PS  C2, Y1, Y6     \
+	VFMADD213PS  C1, Y1, Y6     \
+	VFMADD213PS  C0, Y1, Y6     \
+	VFMADD213PS  Y1, Y5, Y6     \
+	VADDPS       ONE, Y6, Y6    \
+	VPSRAD       $1, Y4, Y7     \
+	VPSUBD       Y7, Y4, Y4     \
+	VPADDD       BIAS, Y7, Y7   \
+	VPADDD       BIAS, Y4, Y4   \
+	VPSLLD       $23, Y7, Y7    \
+	VPSLLD       $23, Y4, Y4    \
+	VMULPS       Y7, Y6, Y6     \
+	VMULPS       Y4, Y6, out    \
+	TESTQ        R9, R9         \
+	JZ           2(PC)          \
+	VMOVUPS      out, off(DI)
+
+// ACCUM adds the 8 floats of Y(v) to the float64 sums in Y13 and Y14,
+// using Y7 as scratch.
+#define ACCUM(v, xv) \
+	VCVTPS2PD    xv, Y7        \
+	VADDPD       Y7, Y13, Y13  \
+	VEXTRACTF128 $1, v, xv     \
+	VCVTPS2PD    xv, Y7        \
+	VADDPD       Y7, Y14, Y14
+
+// func expSubAVX2(dst, x *float32, n int, m float32, store int) float64
+//
+// Computes e_i = exp(x_i - m), stores it to dst_i when store is not 0,
+// and returns Σ e_i in float64. x_i - m is taken as the float32 d_i plus
+// its rounding error (TwoSum), which is added to r, so e_i is as accurate
+// as exp(d_i) itself even where d_i is large. When storing (softmax),
+// 32 elements are done at a time and their four vectors added in float32
+// (relative error ≤ 2·2⁻²⁴) before the float64 sums, then 8 at a time;
+// without (log-softmax, where log Σ near 0 needs Σ to more than float32
+// precision) each vector of 8 goes straight to the float64 sums.
+TEXT ·expSubAVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS m+24(FP), Y15
+	MOVQ         store+32(FP), R9
+	VMOVUPS      HI, Y12
+	VMOVUPS      LO, Y11
+	VXORPD       Y13, Y13, Y13
+	VXORPD       Y14, Y14, Y14
+	TESTQ        R9, R9
+	JZ           loop1
+	CMPQ         CX, $32
+	JB           loop1
+
+loop4:
+	EXPSUB(0, Y8)
+	EXPSUB(32, Y9)
+	EXPSUB(64, Y10)
+	EXPSUB(96, Y6)
+	VADDPS Y8, Y9, Y9
+	VADDPS Y10, Y6, Y6
+	VADDPS Y9, Y6, Y6
+	ACCUM(Y6, X6)
+	ADDQ   $128, SI
+	ADDQ   $128, DI
+	SUBQ   $32, CX
+	CMPQ   CX, $32
+	JAE    loop4
+	TESTQ  CX, CX
+	JZ     done
+
+loop1:
+	EXPSUB(0, Y6)
+	ACCUM(Y6, X6)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ  loop1
+
+done:
+	VADDPD       Y14, Y13, Y13
+	VEXTRACTF128 $1, Y13, X14
+	VADDPD       X14, X13, X13
+	VUNPCKHPD    X13, X13, X14
+	VADDSD       X14, X13, X13
+	VMOVSD       X13, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func maxAVX2(x *float32, n int) float32
+//
+// Returns the largest x_i, or NaN when any x_i is NaN.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-20
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS (SI), Y0
+	VCMPPS  $3, Y0, Y0, Y1 // unordered: NaN lanes
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JZ      reduce
+
+loop:
+	VMOVUPS (SI), Y2
+	VMAXPS  Y2, Y0, Y0
+	VCMPPS  $3, Y2, Y2, Y3
+	VORPS   Y3, Y1, Y1
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JNZ     loop
+
+reduce:
+	VMOVMSKPS    Y1, AX
+	TESTL        AX, AX
+	JNZ          nan
+	VEXTRACTF128 $1, Y0, X2
+	VMAXPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X2
+	VMAXPS       X2, X0, X0
+	VMOVSHDUP    X0, X2
+	VMAXPS       X2, X0, X0
+	VMOVSS       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+nan:
+	MOVL $0x7fc00000, AX
+	MOVL AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(x *float32, n int, s float32)
+//
+// Multiplies every x_i by s.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS s+16(FP), Y1
+
+loop:
+	VMULPS  (SI), Y1, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JNZ     loop
+	VZEROUPPER
+	RET
+
+// func subAVX2(dst, x *float32, n int, a, b float64)
+//
+// Sets dst_i = float32(float64(x_i) - a - b).
+TEXT ·subAVX2(SB), NOSPLIT, $0-40
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSD a+24(FP), Y2
+	VBROADCASTSD b+32(FP), Y3
+
+loop:
+	VCVTPS2PD  (SI), Y0
+	VCVTPS2PD  16(SI), Y1
+	VSUBPD     Y2, Y0, Y0
+	VSUBPD     Y2, Y1, Y1
+	VSUBPD     Y3, Y0, Y0
+	VSUBPD     Y3, Y1, Y1
+	VCVTPD2PSY Y0, X0
+	VCVTPD2PSY Y1, X1
+	VMOVUPS    X0, (DI)
+	VMOVUPS    X1, 16(DI)
+	ADDQ       $32, SI
+	ADDQ       $32, DI
+	SUBQ       $8, CX
+	JNZ        loop
+	VZEROUPPER
+	RET
