@@ -2,20 +2,52 @@
 
 package cpu
 
-// expAsm reports whether float32 exp and softmax use the assembly
-// kernels; there are none on this architecture, so math.Exp does.
+import "math"
+
+// expAsm reports whether float32 exp and softmax over contiguous lines
+// use the assembly kernels; there are none on this architecture. The
+// helpers below are their plain-Go equivalents, so callers need no build
+// tags of their own.
 var expAsm = false
 
-// The kernels' wrappers are never called where expAsm is false.
-
+// expSubSum sets dst_i = exp(x_i - m) when store is true and returns the
+// sum of those values in float64.
 func expSubSum(dst, x []float32, m float32, store bool) float64 {
-	panic("cpu: no assembly exp on this architecture")
+	s := 0.0
+	for i, v := range x {
+		e := math.Exp(float64(v - m))
+		if store {
+			dst[i] = float32(e)
+		}
+		s += float64(float32(e))
+	}
+	return s
 }
 
-func expF32(dst, x []float32) { panic("cpu: no assembly exp on this architecture") }
+// expF32 sets dst_i = exp(x_i) (dst may be x).
+func expF32(dst, x []float32) { expSubSum(dst, x, 0, true) }
 
-func maxF32(x []float32) float32 { panic("cpu: no assembly exp on this architecture") }
+// maxF32 returns the largest element of x (len(x) > 0), or NaN when one is NaN.
+func maxF32(x []float32) float32 {
+	m := x[0]
+	for _, v := range x[1:] {
+		if v > m || v != v {
+			m = v
+		}
+	}
+	return m
+}
 
-func scaleF32(x []float32, s float32) { panic("cpu: no assembly exp on this architecture") }
+// scaleF32 multiplies every element of x by s.
+func scaleF32(x []float32, s float32) {
+	for i := range x {
+		x[i] *= s
+	}
+}
 
-func subF32(dst, x []float32, a, b float64) { panic("cpu: no assembly exp on this architecture") }
+// subF32 sets dst_i = float32(float64(x_i) - a - b) (dst may be x).
+func subF32(dst, x []float32, a, b float64) {
+	for i, v := range x {
+		dst[i] = float32(float64(v) - a - b)
+	}
+}

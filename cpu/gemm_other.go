@@ -6,7 +6,8 @@ package cpu
 // assembly GEMM; there is none on this architecture, so gonum does.
 var sgemmAsm = false
 
-// matMulSgemm is never called where sgemmAsm is false.
+// matMulSgemm is MatMul for float32; without the assembly kernel it is
+// gonum's path, which MatMul takes itself when sgemmAsm is false.
 func matMulSgemm(dst []float32, dl Layout, a []float32, al Layout, bm []float32, bl Layout) {
-	panic("cpu: no assembly GEMM on this architecture")
+	MatMul(dst, dl, a, al, bm, bl)
 }
