@@ -37,11 +37,11 @@ func Reduce[T Number](op ReduceOp, dst []T, dl Layout, x []T, xl Layout) {
 	case op == SumOp && isInt[T]():
 		reduceWith(p, dst, x, sumFuncs[T, T]())
 	case op == SumOp:
-		reduceWith(p, dst, x, sumFuncs[T, float64]())
+		reduceWith(p, dst, x, vecRows(op, sumFuncs[T, float64]()))
 	case op == MaxOp:
-		reduceWith(p, dst, x, extremeFuncs[T](true))
+		reduceWith(p, dst, x, vecRows(op, extremeFuncs[T](true)))
 	case op == MinOp:
-		reduceWith(p, dst, x, extremeFuncs[T](false))
+		reduceWith(p, dst, x, vecRows(op, extremeFuncs[T](false)))
 	default:
 		panic("cpu: unknown reduce op")
 	}
@@ -165,6 +165,43 @@ func sumFuncs[T, A Number]() reduceFuncs[T, A] {
 		merge: func(a, b A) A { return a + b },
 		out:   func(a A) T { return T(a) },
 	}
+}
+
+// reduceAsmMin is the shortest contiguous float32 row that vecRows hands
+// to the vector kernels.
+const reduceAsmMin = 64
+
+// vecRows returns f with its row fold sending contiguous float32 rows of
+// at least reduceAsmMin elements to the kernels of reduce_amd64.s (sumF32
+// for SumOp, maxAnyF32 and minF32 for MaxOp and MinOp) when reduceAsm is
+// set; otherwise, and for other element types, f itself. The kernels
+// split a row the same way on every run, so results stay deterministic.
+func vecRows[T, A Number](op ReduceOp, f reduceFuncs[T, A]) reduceFuncs[T, A] {
+	if !reduceAsm {
+		return f
+	}
+	switch g := any(&f).(type) {
+	case *reduceFuncs[float32, float64]: // float32 sums
+		row := g.row
+		g.row = func(a float64, x []float32, off, n, s int) float64 {
+			if s == 1 && n >= reduceAsmMin {
+				return a + sumF32(x[off:off+n])
+			}
+			return row(a, x, off, n, s)
+		}
+	case *reduceFuncs[float32, float32]: // float32 max and min
+		row, merge, ext := g.row, g.merge, maxAnyF32
+		if op == MinOp {
+			ext = minF32
+		}
+		g.row = func(a float32, x []float32, off, n, s int) float32 {
+			if s == 1 && n >= reduceAsmMin {
+				return merge(a, ext(x[off:off+n])) // a NaN a stays NaN
+			}
+			return row(a, x, off, n, s)
+		}
+	}
+	return f
 }
 
 // extremeFuncs returns max (isMax) or min with NaN propagation.

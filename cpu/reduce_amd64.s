@@ -1,0 +1,121 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// Float32 reduction kernels for AVX2. Each takes a count n that is a
+// positive multiple of 8; the Go wrappers in reduce_amd64.go do the rest
+// of a row.
+
+// func sumAVX2(x *float32, n int) float64
+//
+// Converts 4-lane halves to float64 (VCVTPS2PD) and adds them into eight
+// independent float64 accumulators, 32 elements per iteration (a run of
+// 8 goes to the first two), then combines the accumulators in a fixed
+// tree: ((Y0+Y1)+(Y2+Y3)) + ((Y4+Y5)+(Y6+Y7)), lanes (0+2)+(1+3).
+TEXT ·sumAVX2(SB), NOSPLIT, $0-24
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	CMPQ   CX, $32
+	JB     tail
+
+loop32:
+	VCVTPS2PD 0(SI), Y8
+	VCVTPS2PD 16(SI), Y9
+	VCVTPS2PD 32(SI), Y10
+	VCVTPS2PD 48(SI), Y11
+	VCVTPS2PD 64(SI), Y12
+	VCVTPS2PD 80(SI), Y13
+	VCVTPS2PD 96(SI), Y14
+	VCVTPS2PD 112(SI), Y15
+	VADDPD    Y8, Y0, Y0
+	VADDPD    Y9, Y1, Y1
+	VADDPD    Y10, Y2, Y2
+	VADDPD    Y11, Y3, Y3
+	VADDPD    Y12, Y4, Y4
+	VADDPD    Y13, Y5, Y5
+	VADDPD    Y14, Y6, Y6
+	VADDPD    Y15, Y7, Y7
+	ADDQ      $128, SI
+	SUBQ      $32, CX
+	CMPQ      CX, $32
+	JAE       loop32
+
+tail:
+	TESTQ CX, CX
+	JZ    combine
+
+loop8:
+	VCVTPS2PD 0(SI), Y8
+	VCVTPS2PD 16(SI), Y9
+	VADDPD    Y8, Y0, Y0
+	VADDPD    Y9, Y1, Y1
+	ADDQ      $32, SI
+	SUBQ      $8, CX
+	JNZ       loop8
+
+combine:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y5, Y4, Y4
+	VADDPD       Y7, Y6, Y6
+	VADDPD       Y2, Y0, Y0
+	VADDPD       Y6, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VUNPCKHPD    X0, X0, X1
+	VADDSD       X1, X0, X0
+	VMOVSD       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func minAVX2(x *float32, n int) float32
+//
+// The mirror of maxAVX2 (exp_amd64.s): a running VMINPS with the NaN
+// lanes collected apart, since VMINPS does not propagate NaN from both
+// operands.
+TEXT ·minAVX2(SB), NOSPLIT, $0-20
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS (SI), Y0
+	VCMPPS  $3, Y0, Y0, Y1 // unordered: NaN lanes
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JZ      reduce
+
+loop:
+	VMOVUPS (SI), Y2
+	VMINPS  Y2, Y0, Y0
+	VCMPPS  $3, Y2, Y2, Y3
+	VORPS   Y3, Y1, Y1
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JNZ     loop
+
+reduce:
+	VMOVMSKPS    Y1, AX
+	TESTL        AX, AX
+	JNZ          nan
+	VEXTRACTF128 $1, Y0, X2
+	VMINPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X2
+	VMINPS       X2, X0, X0
+	VMOVSHDUP    X0, X2
+	VMINPS       X2, X0, X0
+	VMOVSS       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+nan:
+	MOVL $0x7fc00000, AX
+	MOVL AX, ret+16(FP)
+	VZEROUPPER
+	RET
