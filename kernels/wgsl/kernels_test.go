@@ -406,7 +406,7 @@ func TestMatMulTiles(t *testing.T) {
 		}
 	}
 	for _, c := range []mmTile{mmTiles[64], mmTiles[128], {TM: 64, TN: 128, KS: 8, RM: 4, RN: 8}, {TM: 128, TN: 64, KS: 4, RM: 8, RN: 4}} {
-		k, err := matmulTiled(c, Contiguous(1, 130, 129), Contiguous(1, 130, 9), Contiguous(1, 9, 129), lim)
+		k, err := matmulTiled(c, Contiguous(1, 130, 129), Contiguous(1, 130, 9), Contiguous(1, 9, 129), lim, true)
 		checkKernel(t, fmt.Sprintf("matmul %+v", c), k, err)
 		for s, n := range map[string]int{
 			"vec4<f32>(0.0);": c.RM * c.RN / 4,
@@ -421,12 +421,37 @@ func TestMatMulTiles(t *testing.T) {
 			}
 		}
 	}
+	// vec4 loads: a along k and b along n (row-major), a along m and b
+	// along k (transposed); none at an odd offset or with vec4 off.
+	for _, c := range []mmTile{mmTiles[64], mmTiles[128], {TM: 64, TN: 128, KS: 8, RM: 4, RN: 8}, {TM: 128, TN: 64, KS: 4, RM: 8, RN: 4}} {
+		tr := func(r, c, off int) Layout {
+			return Layout{Shape: []int{1, r, c}, Strides: []int{r * c, 1, r}, Offset: off}
+		}
+		for _, v := range []struct {
+			a, b   Layout
+			vec4   bool
+			va, vb string
+		}{{Contiguous(1, 132, 36), Contiguous(1, 36, 68), true, "a along k", "b along n"}, {tr(132, 36, 4), tr(36, 68, 8), true, "a along m", "b along k"},
+			{tr(132, 36, 1), Contiguous(1, 36, 68), true, "", "b along n"}, {Contiguous(1, 132, 36), Contiguous(1, 36, 68), false, "", ""}} {
+			k, err := matmulTiled(c, Contiguous(1, 132, 68), v.a, v.b, lim, v.vec4)
+			checkKernel(t, fmt.Sprintf("matmul vec4 %+v", c), k, err)
+			for op, want := range map[string]string{"a": v.va, "b": v.vb} {
+				nv := (c.TM*c.KS/4 + mmThreads - 1) / mmThreads
+				if op == "b" {
+					nv = (c.TN*c.KS/4 + mmThreads - 1) / mmThreads
+				}
+				if got := strings.Count(k.Source, "v = b_"+op+"4["); (want != "") != (got == nv && strings.Contains(k.Source, want)) {
+					t.Errorf("%+v, %v·%v: %d vec4 loads of %s, want %q\n%s", c, v.a, v.b, got, op, want, k.Source)
+				}
+			}
+		}
+	}
 	for _, c := range []mmTile{{TM: 64, TN: 64, KS: 16, RM: 4, RN: 8}, {TM: 48, TN: 48, KS: 16, RM: 3, RN: 3}, {TM: 64, TN: 64, KS: 2, RM: 4, RN: 4}} {
-		if _, err := matmulTiled(c, Contiguous(1, 1, 1), Contiguous(1, 1, 1), Contiguous(1, 1, 1), lim); err == nil {
+		if _, err := matmulTiled(c, Contiguous(1, 1, 1), Contiguous(1, 1, 1), Contiguous(1, 1, 1), lim, true); err == nil {
 			t.Errorf("tile %+v accepted", c)
 		}
 	}
-	if _, err := matmulTiled(mmTiles[64], Contiguous(1, 1, 1), Contiguous(1, 1, 1), Contiguous(1, 1, 1), Limits{MaxWorkgroupStorage: 4 << 10}); err == nil {
+	if _, err := matmulTiled(mmTiles[64], Contiguous(1, 1, 1), Contiguous(1, 1, 1), Contiguous(1, 1, 1), Limits{MaxWorkgroupStorage: 4 << 10}, true); err == nil {
 		t.Error("tile 64 accepted with 4 KiB of workgroup memory")
 	}
 }

@@ -32,9 +32,11 @@ func MatMul(out, a, b Layout, lim Limits) (Kernel, error) {
 // 8×8 (tile 128) block of outputs in registers, K in steps of 16 (tile
 // 64) or 8 (tile 128), and both operand tiles in 8 KiB of workgroup
 // memory as vec4 rows (mmTiles). Loads go through the operands' strides,
-// ordered so that neighbouring invocations read neighbouring elements;
-// edges are guarded unless M and N are multiples of the tile and K of its
-// step. The batch is workgroup_id.z (looping over batches beyond the z
+// ordered so that neighbouring invocations read neighbouring elements,
+// as vec4s when the dimension so walked (k or m of a, k or n of b) has
+// stride 1 and a multiple of 4 elements and the offset and other strides
+// are multiples of 4, else one f32 at a time; edges are guarded unless M
+// and N are multiples of the tile and K of its step. The batch is workgroup_id.z (looping over batches beyond the z
 // limit). Arguments and bindings as MatMul; the device needs 256
 // invocations per workgroup and 8 KiB of workgroup memory.
 func MatMulTiled(tile int, out, a, b Layout, lim Limits) (Kernel, error) {
@@ -42,12 +44,13 @@ func MatMulTiled(tile int, out, a, b Layout, lim Limits) (Kernel, error) {
 	if !ok {
 		return Kernel{}, fmt.Errorf("wgsl: MatMulTiled: tile %d (want 64 or 128)", tile)
 	}
-	return matmulTiled(cfg, out, a, b, lim)
+	return matmulTiled(cfg, out, a, b, lim, true)
 }
 
 // matmulTiled renders the tiled template for cfg (MatMulTiled's tiles,
-// or others in tests).
-func matmulTiled(cfg mmTile, out, a, b Layout, lim Limits) (Kernel, error) {
+// or others in tests), loading operands as vec4 where vec4Along allows
+// and vec4 is set (tests clear it to run the scalar loads).
+func matmulTiled(cfg mmTile, out, a, b Layout, lim Limits, vec4 bool) (Kernel, error) {
 	lim = lim.orDefault()
 	if err := cfg.check(); err != nil {
 		return Kernel{}, err
@@ -67,15 +70,45 @@ func matmulTiled(cfg mmTile, out, a, b Layout, lim Limits) (Kernel, error) {
 		BNInner: b.Strides[2] == 1 || n == 1,
 		Fits:    m%cfg.TM == 0 && n%cfg.TN == 0 && k%cfg.KS == 0,
 	}
+	if vec4 && cfg.KS%4 == 0 {
+		d.AVec4 = vec4Along(a, 1+b2i(d.AKInner))
+		d.BVec4 = vec4Along(b, 1+b2i(d.BNInner))
+	}
 	groups, err := mmGroups((n+cfg.TN-1)/cfg.TN, (m+cfg.TM-1)/cfg.TM, batch, lim)
 	if err != nil {
 		return Kernel{}, err
 	}
-	src, err := render("matmul_tiled", fmt.Sprintf("%v|%v|%v|%v", cfg, d.AKInner, d.BNInner, d.Fits), d)
+	src, err := render("matmul_tiled", fmt.Sprintf("%v|%v|%v|%v|%v|%v", cfg, d.AKInner, d.BNInner, d.Fits, d.AVec4, d.BVec4), d)
 	if err != nil {
 		return Kernel{}, err
 	}
 	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups, Bindings: mmBindings()}, nil
+}
+
+// vec4Along reports whether the tiled kernel may read l as vec4s along
+// dimension d, the one its tile load walks contiguously: d has stride 1
+// and an extent that is a multiple of 4, and the offset and the other
+// strides are multiples of 4 (a dimension of extent 1 never moves), so
+// every vec4 of four consecutive elements along d starts on a 16-byte
+// boundary of the binding and lies within the view. An empty l is read
+// as f32s: its binding may be shorter than a vec4.
+func vec4Along(l Layout, d int) bool {
+	if l.Strides[d] != 1 || l.Shape[d]%4 != 0 || l.Offset%4 != 0 {
+		return false
+	}
+	for e, n := range l.Shape {
+		if n == 0 || e != d && n > 1 && l.Strides[e]%4 != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // mmThreads is the tiled kernel's workgroup: 16×16 invocations.
@@ -147,12 +180,14 @@ func MatMulNaive(out, a, b Layout, lim Limits) (Kernel, error) {
 }
 
 // mmData fills the matmul templates: the tile (tiled) or the workgroup
-// (naive), and whether a's k and b's n are inner in memory and the sizes
-// fit the tile (tiled).
+// (naive), and whether a's k and b's n are inner in memory, the sizes
+// fit the tile and a and b are read as vec4s (tiled; a vec4 operand's
+// binding is declared array<vec4<f32>>, named b_a4 or b_b4).
 type mmData struct {
 	Struct string
 	mmTile
 	AKInner, BNInner, Fits bool
+	AVec4, BVec4           bool
 	WX, WY                 int
 }
 

@@ -2,8 +2,8 @@
 {{- .Struct}}
 @group(1) @binding(0) var<uniform> params: Params;
 @group(0) @binding(0) var<storage, read_write> b_out: array<f32>;
-@group(0) @binding(1) var<storage, read> b_a: array<f32>;
-@group(0) @binding(2) var<storage, read> b_b: array<f32>;
+@group(0) @binding(1) var<storage, read> b_a{{if .AVec4}}4: array<vec4<f32>>{{else}}: array<f32>{{end}};
+@group(0) @binding(2) var<storage, read> b_b{{if .BVec4}}4: array<vec4<f32>>{{else}}: array<f32>{{end}};
 {{end}}
 
 {{define "matmul_tiled"}}// matmul, tiled: out[b] = a[b] · b[b] with {{.TM}}×{{.TN}} output tiles, K in
@@ -16,6 +16,9 @@
 // looping when there are more batches than workgroups in z; a batch stride
 // of 0 broadcasts.{{if .Fits}} The sizes are multiples of the tile, so loads
 // and stores are unguarded.{{end}}
+{{- if or .AVec4 .BVec4}}
+// Global loads as vec4:{{if .AVec4}} a along {{if .AKInner}}k{{else}}m{{end}}{{end}}{{if and .AVec4 .BVec4}},{{end}}{{if .BVec4}} b along {{if .BNInner}}n{{else}}k{{end}}{{end}}.
+{{- end}}
 {{template "matmul_common" .}}
 var<workgroup> ta: array<vec4<f32>, {{mul .KS .VecM}}>; // [{{.KS}} k][{{.TM}} rows]
 var<workgroup> tb: array<vec4<f32>, {{mul .KS .VecN}}>; // [{{.KS}} k][{{.TN}} cols]
@@ -43,8 +46,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		var acc{{$i}}_{{$j}} = vec4<f32>(0.0);
 {{- end}}{{end}}
 		for (var k0 = 0u; k0 < K; k0 += {{.KS}}u) {
-{{- template "matmul_load" (dict "Op" "a" "X" "m" "Ext" "M" "Size" .TM "KInner" .AKInner "KS" .KS "Fits" .Fits)}}
-{{- template "matmul_load" (dict "Op" "b" "X" "n" "Ext" "N" "Size" .TN "KInner" (not .BNInner) "KS" .KS "Fits" .Fits)}}
+{{- template "matmul_load" (dict "Op" "a" "X" "m" "Ext" "M" "Size" .TM "KInner" .AKInner "KS" .KS "Fits" .Fits "Vec4" .AVec4)}}
+{{- template "matmul_load" (dict "Op" "b" "X" "n" "Ext" "N" "Size" .TN "KInner" (not .BNInner) "KS" .KS "Fits" .Fits "Vec4" .BVec4)}}
 			workgroupBarrier();
 {{- range $k := seq .KS}}
 			{
@@ -83,9 +86,48 @@ memory, t{Op}[kk][x] as vec4 rows of Size/4: x (local m for a, n for b;
 X names it) and kk (local k) come from the invocation index, kk varying
 fastest when k is the operand's inner dimension (KInner), so that
 neighbouring invocations read neighbouring elements. Out-of-range elements
-(past Ext or K) load as 0 unless Fits. */}}
+(past Ext or K) load as 0 unless Fits. With Vec4 the operand is bound as
+b_{Op}4: array<vec4<f32>> and each invocation reads whole vec4s of four
+elements along its inner dimension (stride 1, extent, offset and other
+strides multiples of 4: see vec4Along), so a vec4 lies wholly inside or
+outside the operand and the guard is per vec4; one along x is stored
+whole, one along k as four lanes of consecutive kk rows. */}}
 {{define "matmul_load"}}
 {{- $x := print .X .X}}{{$g := print "g" .X}}
+{{- if .Vec4}}
+{{- $nv := div (mul .Size .KS) 4}}{{$vx := div .Size 4}}{{$vk := div .KS 4}}
+{{- $addr := print "(" .Op "b + " $g " * s" .Op .X " + gk) / 4u"}}
+{{- if not .KInner}}{{$addr = print "(" .Op "b + " $g " + gk * s" .Op "k) / 4u"}}{{end}}
+{{- range $j := seq (div (add $nv 255) 256)}}
+			{{if gt (mul (add $j 1) 256) $nv}}if (t + {{mul $j 256}}u < {{$nv}}u) {{end}}{
+				let e = t + {{mul $j 256}}u;
+{{- if $.KInner}}
+				let {{$x}} = e / {{$vk}}u;
+				let kk = e % {{$vk}}u * 4u;
+{{- else}}
+				let {{$x}} = e % {{$vx}}u * 4u;
+				let kk = e / {{$vx}}u;
+{{- end}}
+				let {{$g}} = {{$.X}}0 + {{$x}};
+				let gk = k0 + kk;
+{{- if $.Fits}}
+				let v = b_{{$.Op}}4[{{$addr}}];
+{{- else}}
+				var v = vec4<f32>();
+				if ({{$g}} < {{$.Ext}} && gk < K) {
+					v = b_{{$.Op}}4[{{$addr}}];
+				}
+{{- end}}
+{{- if $.KInner}}
+{{- range $c := seq 4}}
+				t{{$.Op}}[(kk + {{$c}}u) * {{$vx}}u + {{$x}} / 4u][{{$x}} % 4u] = v.{{lane $c}};
+{{- end}}
+{{- else}}
+				t{{$.Op}}[kk * {{$vx}}u + {{$x}} / 4u] = v;
+{{- end}}
+			}
+{{- end}}
+{{- else}}
 {{- range $j := seq (div (mul .Size .KS) 256)}}
 			{
 				let e = t + {{mul $j 256}}u;
@@ -108,6 +150,7 @@ neighbouring invocations read neighbouring elements. Out-of-range elements
 				t{{$.Op}}[kk * {{div $.Size 4}}u + {{$x}} / 4u][{{$x}} % 4u] = v;
 {{- end}}
 			}
+{{- end}}
 {{- end}}
 {{- end}}
 

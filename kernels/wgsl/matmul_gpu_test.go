@@ -3,6 +3,7 @@ package wgsl_test
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,11 +11,13 @@ import (
 	"github.com/tessera-ml/tessera/kernels/wgsl"
 )
 
-// mmCase is one product with its operand views over flat buffers.
+// mmCase is one product with its operand views over flat buffers, and
+// whether the tiled kernel should read a and b as vec4s (va, vb).
 type mmCase struct {
 	name         string
 	out, a, b    wgsl.Layout
 	sizeA, sizeB int
+	va, vb       bool
 }
 
 // rowMajor / colMajor return a (batch, r, c) view of a buffer holding
@@ -35,11 +38,15 @@ func colMajor(batch, r, c, off int, bcast bool) wgsl.Layout {
 	return wgsl.Layout{Shape: []int{batch, r, c}, Strides: []int{bs, 1, r}, Offset: off}
 }
 
+// mmCases cover row-major and transposed operands, broadcast batches,
+// ragged M, N and K, and padded or odd strides, each both with sizes,
+// offsets and strides that allow vec4 loads (multiples of 4) and with
+// ones that do not.
 func mmCases() []mmCase {
 	var cs []mmCase
-	add := func(name string, batch, m, k, n int, a, b wgsl.Layout) {
+	add := func(name string, batch, m, k, n int, a, b wgsl.Layout, va, vb bool) {
 		sa, sb := bufferSize(a), bufferSize(b)
-		cs = append(cs, mmCase{name, wgsl.Contiguous(batch, m, n), a, b, sa, sb})
+		cs = append(cs, mmCase{name, wgsl.Contiguous(batch, m, n), a, b, sa, sb, va, vb})
 	}
 	for _, tr := range []struct{ ta, tb bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 		mk := func(tr bool, r, c, off int, bc bool, batch int) wgsl.Layout {
@@ -48,14 +55,33 @@ func mmCases() []mmCase {
 			}
 			return rowMajor(batch, r, c, off, bc)
 		}
-		add(fmt.Sprintf("7x33x65/ta=%v,tb=%v", tr.ta, tr.tb), 1, 7, 33, 65, mk(tr.ta, 7, 33, 1, false, 1), mk(tr.tb, 33, 65, 3, false, 1))
-		add(fmt.Sprintf("batched-bcast-a/ta=%v,tb=%v", tr.ta, tr.tb), 3, 65, 17, 70, mk(tr.ta, 65, 17, 0, true, 3), mk(tr.tb, 17, 70, 0, false, 3))
+		tn := fmt.Sprintf("ta=%v,tb=%v", tr.ta, tr.tb)
+		add("7x33x65/"+tn, 1, 7, 33, 65, mk(tr.ta, 7, 33, 1, false, 1), mk(tr.tb, 33, 65, 3, false, 1), false, false)
+		add("batched-bcast-a/"+tn, 3, 65, 17, 70, mk(tr.ta, 65, 17, 0, true, 3), mk(tr.tb, 17, 70, 0, false, 3), false, false)
+		// Multiples of 4 but ragged for every tile and K step.
+		add("vec4-68x36x132/"+tn, 2, 68, 36, 132, mk(tr.ta, 68, 36, 4, false, 2), mk(tr.tb, 36, 132, 8, true, 2), true, true)
+		add("vec4-bcast-b-4x4x4/"+tn, 3, 4, 4, 4, mk(tr.ta, 4, 4, 0, false, 3), mk(tr.tb, 4, 4, 12, true, 3), true, true)
+		// The same sizes at offsets that are not multiples of 4.
+		add("off-1-2/"+tn, 2, 68, 36, 132, mk(tr.ta, 68, 36, 1, false, 2), mk(tr.tb, 36, 132, 2, true, 2), false, false)
+		add("off-4-2/"+tn, 2, 68, 36, 132, mk(tr.ta, 68, 36, 4, true, 2), mk(tr.tb, 36, 132, 2, false, 2), true, false)
+		add("off-6-0/"+tn, 1, 68, 36, 132, mk(tr.ta, 68, 36, 6, false, 1), mk(tr.tb, 36, 132, 0, false, 1), false, true)
 	}
-	add("fits-64x128x64", 2, 64, 128, 64, rowMajor(2, 64, 128, 0, false), rowMajor(2, 128, 64, 0, true))
-	add("fits-128x24x256", 1, 128, 24, 256, rowMajor(1, 128, 24, 0, false), colMajor(1, 24, 256, 0, false))
-	add("edges-130x9x129", 2, 130, 9, 129, colMajor(2, 130, 9, 0, false), rowMajor(2, 9, 129, 0, true))
-	add("k=0", 1, 5, 0, 6, rowMajor(1, 5, 0, 0, false), rowMajor(1, 0, 6, 0, false))
-	add("1x1", 1, 1, 1, 1, rowMajor(1, 1, 1, 0, false), rowMajor(1, 1, 1, 0, false))
+	add("fits-64x128x64", 2, 64, 128, 64, rowMajor(2, 64, 128, 0, false), rowMajor(2, 128, 64, 0, true), true, true)
+	add("fits-128x24x256", 1, 128, 24, 256, rowMajor(1, 128, 24, 0, false), colMajor(1, 24, 256, 0, false), true, true)
+	add("fits-off-3", 1, 128, 32, 128, rowMajor(1, 128, 32, 3, false), colMajor(1, 32, 128, 1, false), false, false)
+	add("edges-130x9x129", 2, 130, 9, 129, colMajor(2, 130, 9, 0, false), rowMajor(2, 9, 129, 0, true), false, false)
+	// Rows padded to a multiple of 4 (a view of a wider matrix) or not,
+	// a batch stride that is not, and a single row whose stride never
+	// moves.
+	pad := func(m, k, ld, off int) wgsl.Layout {
+		return wgsl.Layout{Shape: []int{2, m, k}, Strides: []int{m * ld, ld, 1}, Offset: off}
+	}
+	add("padded-rows-4", 2, 70, 20, 66, pad(70, 20, 24, 4), rowMajor(2, 20, 66, 0, false), true, false)
+	add("padded-rows-1", 2, 70, 20, 68, pad(70, 20, 21, 4), rowMajor(2, 20, 68, 0, false), false, true)
+	add("batch-stride-2", 2, 9, 8, 16, wgsl.Layout{Shape: []int{2, 9, 8}, Strides: []int{74, 8, 1}}, colMajor(2, 8, 16, 0, false), false, true)
+	add("m=1-odd-row-stride", 2, 1, 8, 12, wgsl.Layout{Shape: []int{2, 1, 8}, Strides: []int{8, 5, 1}}, rowMajor(2, 8, 12, 4, false), true, true)
+	add("k=0", 1, 5, 0, 6, rowMajor(1, 5, 0, 0, false), rowMajor(1, 0, 6, 0, false), false, false)
+	add("1x1", 1, 1, 1, 1, rowMajor(1, 1, 1, 0, false), rowMajor(1, 1, 1, 0, false), false, false)
 	return cs
 }
 
@@ -70,6 +96,28 @@ func bufferSize(l wgsl.Layout) int {
 	return last + 1
 }
 
+// mmGen is a matmul kernel generator under test; vec4 says whether it
+// may read operands as vec4s.
+type mmGen struct {
+	name string
+	f    func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error)
+	vec4 bool
+}
+
+// mmGens are the tiled configurations with vec4 loads allowed and off,
+// and the naive kernel.
+func mmGens() []mmGen {
+	var gs []mmGen
+	for _, c := range []struct {
+		name               string
+		tm, tn, ks, rm, rn int
+	}{{"tiled64", 64, 64, 16, 4, 4}, {"tiled128", 128, 128, 8, 8, 8}, {"tiled64x128", 64, 128, 8, 4, 8}, {"tiled128x64", 128, 64, 4, 8, 4}} {
+		gs = append(gs, mmGen{c.name, tiledConfig(c.tm, c.tn, c.ks, c.rm, c.rn), true},
+			mmGen{c.name + "-scalar", tiledScalar(c.tm, c.tn, c.ks, c.rm, c.rn), false})
+	}
+	return append(gs, mmGen{"tiled64-public", tiled(64), true}, mmGen{"tiled128-public", tiled(128), true}, mmGen{"naive", wgsl.MatMulNaive, false})
+}
+
 func TestMatMulGPU(t *testing.T) {
 	g := openGPU(t)
 	r := rng(11)
@@ -79,14 +127,14 @@ func TestMatMulGPU(t *testing.T) {
 		want := make([]float32, n)
 		cpu.MatMul(want, cl(c.out), a, cl(c.a), b, cl(c.b))
 		tol := 2e-6 * math.Sqrt(float64(c.a.Shape[2])+1)
-		for _, gen := range []struct {
-			name string
-			f    func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error)
-		}{{"tiled64", tiled(64)}, {"tiled128", tiled(128)}, {"tiled64x128", tiledConfig(64, 128, 8, 4, 8)},
-			{"tiled128x64", tiledConfig(128, 64, 4, 8, 4)}, {"naive", wgsl.MatMulNaive}} {
+		for _, gen := range mmGens() {
 			k, err := gen.f(c.out, c.a, c.b, limits(g))
 			if err != nil {
 				t.Fatal(err)
+			}
+			va, vb := strings.Contains(k.Source, "b_a4"), strings.Contains(k.Source, "b_b4")
+			if va != (gen.vec4 && c.va) || vb != (gen.vec4 && c.vb) {
+				t.Errorf("%s/%s: vec4 loads a %v, b %v; want %v, %v", c.name, gen.name, va, vb, gen.vec4 && c.va, gen.vec4 && c.vb)
 			}
 			bs := bufs{"out": upload(t, g, f32bytes(r.f32s(n, 5, 6))), "a": upload(t, g, f32bytes(a)), "b": upload(t, g, f32bytes(b))}
 			run(t, g, k, bs)
@@ -130,6 +178,13 @@ func tiled(tile int) func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, 
 func tiledConfig(tm, tn, ks, rm, rn int) func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
 	return func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
 		return wgsl.MatMulTiledConfig(tm, tn, ks, rm, rn, out, a, b, lim)
+	}
+}
+
+// tiledScalar is tiledConfig with vec4 loads off.
+func tiledScalar(tm, tn, ks, rm, rn int) func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
+	return func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
+		return wgsl.MatMulTiledScalar(tm, tn, ks, rm, rn, out, a, b, lim)
 	}
 }
 
