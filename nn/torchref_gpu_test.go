@@ -10,6 +10,7 @@ import (
 
 	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/internal/reftensor"
 	"github.com/tessera-ml/tessera/internal/torchref"
 	"github.com/tessera-ml/tessera/tensor"
 )
@@ -102,24 +103,17 @@ type nnHost struct {
 
 // nnTensor builds reference tensor r as a base on dev at precision p.
 func nnTensor(t *testing.T, r torchref.Tensor, dev tensor.Device, p nnPrecision) *tensor.Tensor {
-	var b *tensor.Tensor
-	switch r.DType {
-	case "float64":
-		b = tensor.New(r.Data, r.Shape...)
+	b, err := reftensor.Base(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.DType == "float64" {
 		switch p {
 		case nnIn32:
 			b = b.Cast(tensor.Float32)
 		case nnRounded64:
 			b = b.Cast(tensor.Float32).Cast(tensor.Float64)
 		}
-	case "float32":
-		b = tensor.New(r.Float32s(), r.Shape...)
-	case "int32", "int64":
-		b = tensor.FromInt64s(r.Int64s(), r.Shape...)
-	case "bool":
-		b = tensor.New(r.Bools(), r.Shape...)
-	default:
-		t.Fatalf("dtype %q", r.DType)
 	}
 	return b.To(dev)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/reftensor"
 	"github.com/tessera-ml/tessera/internal/torchref"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/tensor"
@@ -63,17 +64,9 @@ var nnOps = map[string]func(c torchref.Case, in []*tensor.Tensor) *tensor.Tensor
 // chain, so the gradient lands on the base as in the reference.
 func input(t *testing.T, r torchref.Tensor) (base, in *tensor.Tensor) {
 	t.Helper()
-	switch r.DType {
-	case "float64":
-		base = tensor.New(r.Data, r.Shape...)
-	case "float32":
-		base = tensor.New(r.Float32s(), r.Shape...)
-	case "int32", "int64":
-		base = tensor.FromInt64s(r.Int64s(), r.Shape...)
-	case "bool":
-		base = tensor.New(r.Bools(), r.Shape...)
-	default:
-		t.Fatalf("dtype %q", r.DType)
+	base, err := reftensor.Base(r)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if r.RequiresGrad {
 		base.SetRequiresGrad(true)
@@ -82,33 +75,11 @@ func input(t *testing.T, r torchref.Tensor) (base, in *tensor.Tensor) {
 }
 
 // applyViewOps applies r's view chain to base.
-func applyViewOps(t *testing.T, base *tensor.Tensor, r torchref.Tensor) (in *tensor.Tensor) {
+func applyViewOps(t *testing.T, base *tensor.Tensor, r torchref.Tensor) *tensor.Tensor {
 	t.Helper()
-	ops, err := r.ViewOps()
+	in, err := reftensor.Views(base, r)
 	if err != nil {
 		t.Fatal(err)
-	}
-	in = base
-	for _, v := range ops {
-		a := v.Args
-		switch v.Kind {
-		case "transpose":
-			in = in.Transpose(a[0], a[1])
-		case "slice":
-			in = in.Slice(a[0], a[1], a[2], a[3])
-		case "expand":
-			in = in.Expand(a...)
-		case "select":
-			in = in.Select(a[0], a[1])
-		case "narrow":
-			in = in.Narrow(a[0], a[1], a[2])
-		case "permute":
-			in = in.Permute(a...)
-		case "unsqueeze":
-			in = in.Unsqueeze(a[0])
-		default:
-			t.Fatalf("view %q", v.Kind)
-		}
 	}
 	return in
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/reftensor"
 	"github.com/tessera-ml/tessera/internal/torchref"
 	"github.com/tessera-ml/tessera/tensor"
 )
@@ -125,69 +126,36 @@ func runTorchCase(t *testing.T, c torchref.Case) {
 	}
 }
 
-// torchDType maps a reference dtype to Tessera's (int64 → Int32).
-func torchDType(t *testing.T, s string) tensor.DType {
-	switch s {
-	case "float32":
-		return tensor.Float32
-	case "float64":
-		return tensor.Float64
-	case "int32", "int64":
-		return tensor.Int32
-	case "bool":
-		return tensor.Bool
+// torchDType returns the Tessera dtype of a reference dtype name.
+func torchDType(t *testing.T, name string) tensor.DType {
+	t.Helper()
+	dt, err := reftensor.DType(name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("unknown reference dtype %q", s)
-	return 0
+	return dt
 }
 
 // torchTensor builds a contiguous CPU tensor from reference data (the
 // base of an input, without its view chain).
 func torchTensor(t *testing.T, x torchref.Tensor) *tensor.Tensor {
-	shape := slices.Clone(x.Shape)
-	switch torchDType(t, x.DType) {
-	case tensor.Float32:
-		return tensor.New(x.Float32s(), shape...)
-	case tensor.Float64:
-		return tensor.New(slices.Clone(x.Data), shape...)
-	case tensor.Int32:
-		return tensor.FromInt64s(x.Int64s(), shape...)
-	default:
-		return tensor.New(x.Bools(), shape...)
+	t.Helper()
+	b, err := reftensor.Base(x)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return b
 }
 
 // applyViews applies x's view chain to base with Tessera's view methods
 // and checks that the result is a view of base with the values torchref
 // computes for the chain.
 func applyViews(t *testing.T, base *tensor.Tensor, x torchref.Tensor) *tensor.Tensor {
-	ops, err := x.ViewOps()
+	v, err := reftensor.Views(base, x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := base
-	for _, op := range ops {
-		a := op.Args
-		switch op.Kind {
-		case "transpose":
-			v = v.Transpose(a[0], a[1])
-		case "slice":
-			v = v.Slice(a[0], a[1], a[2], a[3])
-		case "expand":
-			v = v.Expand(a...)
-		case "select":
-			v = v.Select(a[0], a[1])
-		case "narrow":
-			v = v.Narrow(a[0], a[1], a[2])
-		case "permute":
-			v = v.Permute(a...)
-		case "unsqueeze":
-			v = v.Unsqueeze(a[0])
-		default:
-			t.Fatalf("unknown view step %q", op.Kind)
-		}
-	}
-	if len(ops) == 0 {
+	if len(x.View) == 0 {
 		return v
 	}
 	if !v.SharesStorage(base) {
