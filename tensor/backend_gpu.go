@@ -14,9 +14,10 @@ import (
 // Kernels are recorded into the runtime's open batch; reading data
 // flushes and waits.
 type gpuBackend struct {
-	dev Device
-	g   *device.GPU
-	lim wgsl.Limits
+	dev    Device
+	g      *device.GPU
+	lim    wgsl.Limits
+	checks deferredChecks // index checks run on the device (index_range.go)
 }
 
 func newGPUBackend(dev Device, g *device.GPU) *gpuBackend {
@@ -67,13 +68,15 @@ func (b *gpuBackend) free(dt DType, buf any) { b.g.Free(buf.(*device.Buffer)) }
 func (b *gpuBackend) write(dst *Tensor, src any) {
 	defer keepAlive(dst)
 	if v, ok := src.([]int32); ok {
-		dst.ref.s.setIndexRange(int32Range(v))
+		lo, hi := int32Range(v)
+		dst.ref.s.setIndexRange(lo, hi, true)
 	}
 	b.check("write", b.g.Write(gbuf(dst), 0, encode(src)))
 }
 
 func (b *gpuBackend) read(x *Tensor) any {
 	defer keepAlive(x)
+	b.checks.raise(b)
 	src := x
 	if !x.IsContiguous() {
 		src = newTensor(x.dtype, x.shape, b.dev)
@@ -317,10 +320,15 @@ func (b *gpuBackend) argReduce(op Op, vals, idx, x *Tensor, dim int) {
 	}
 	k, err := wgsl.ArgReduce(gpuReduceOps[op], wgslType(x.dtype), wlay(idx), vl, wlay(x), dim, b.lim)
 	b.run(op.String(), k, err, bufs)
-	idx.ref.s.setIndexRange(0, int64(x.shape[dim]-1))
+	idx.ref.s.setIndexRange(0, int64(x.shape[dim]-1), false)
 }
 
-func (b *gpuBackend) sync() error { return b.g.Sync() }
+func (b *gpuBackend) sync() error {
+	if err := Catch(func() { b.checks.raise(b) }); err != nil {
+		return err
+	}
+	return b.g.Sync()
+}
 
 func (b *gpuBackend) lineArgs(dst, x *Tensor, dim int) wgsl.LineArgs {
 	return wgsl.LineArgs{Out: wlay(dst), X: wlay(x), Dim: dim, InPlace: dst.ref.s == x.ref.s, Limits: b.lim}

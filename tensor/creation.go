@@ -56,6 +56,9 @@ func empty(op string, shape []int, o options) *Tensor {
 func Full(shape []int, v float64, opts ...Option) *Tensor {
 	t := empty("Full", shape, makeOptions(opts))
 	backendOf(t.Device()).fill(t, v)
+	if t.dtype == Int32 {
+		t.ref.s.setIndexRange(int64(int32(v)), int64(int32(v)), true)
+	}
 	return t
 }
 

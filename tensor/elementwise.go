@@ -290,6 +290,13 @@ func Where(cond, x, y *Tensor) *Tensor {
 	shape := broadcastShapes("Where", []*Tensor{cond, x, y})
 	out := newTensor(dt, shape, x.Device())
 	backendOf(x.Device()).where(out, cond.broadcastView(shape), x.broadcastView(shape), y.broadcastView(shape))
+	if dt == Int32 { // indices picked from two known ranges stay in their union
+		if xl, xh, _, ok := x.ref.s.knownIndexRange(); ok {
+			if yl, yh, _, ok := y.ref.s.knownIndexRange(); ok {
+				out.ref.s.setIndexRange(min(xl, yl), max(xh, yh), false)
+			}
+		}
+	}
 	return record(out, OpWhere, Attrs{}, cond, x, y)
 }
 

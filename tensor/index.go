@@ -210,6 +210,7 @@ func SliceScatter(src *Tensor, shape []int, dim, start, end, step int) *Tensor {
 		fail("SliceScatter", ErrShape, fmt.Sprintf("the slice has shape %v", view.shape), src)
 	}
 	backendOf(src.Device()).copy(view, src)
+	out.ref.s.forgetIndexRange() // Zeros recorded [0, 0]; the copy changed that
 	return record(out, OpSliceScatter, Attrs{Shape: slices.Clone(shape), Dim: dim, Start: start, End: end, Step: step}, src)
 }
 
