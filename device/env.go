@@ -28,7 +28,6 @@ const (
 const (
 	AdapterEnv = "TESSERA_ADAPTER"
 	AllocEnv   = "TESSERA_GPU_ALLOC"
-	DeviceEnv  = "TESSERA_DEVICE"
 )
 
 // Options configure Open.
@@ -69,10 +68,9 @@ type Options struct {
 //	TESSERA_ADAPTER=name      adapter name substring (Options.Adapter)
 //	TESSERA_GPU_BUDGET=6GiB   allocator budget (see ParseBytes)
 //	TESSERA_GPU_ALLOC=nocache debug mode without caching ("cache" or "" = default)
-//	TESSERA_DEVICE=gpu:N      selects adapter N; "gpu" sets AllowCPU
-//	                          ("auto" and "cpu" leave the options unchanged)
 //
-// A malformed value is an error.
+// A malformed value is an error. TESSERA_DEVICE, which chooses between the
+// CPU and the GPUs, belongs to package tensor (tensor.DefaultDevice).
 func OptionsFromEnv() (Options, error) {
 	o := Options{Index: -1}
 	if v := strings.TrimSpace(os.Getenv(AdapterEnv)); v != "" {
@@ -91,21 +89,6 @@ func OptionsFromEnv() (Options, error) {
 		o.NoCache = true
 	default:
 		return o, fmt.Errorf("tessera: %s=%q: want \"nocache\" or \"cache\"", AllocEnv, v)
-	}
-	v := strings.ToLower(strings.TrimSpace(os.Getenv(DeviceEnv)))
-	switch {
-	case v == "" || v == "auto" || v == "cpu":
-	case v == "gpu":
-		o.AllowCPU = true
-	case strings.HasPrefix(v, "gpu:"):
-		n, err := strconv.Atoi(v[len("gpu:"):])
-		if err != nil || n < 0 {
-			return o, fmt.Errorf("tessera: %s=%q: want auto, cpu, gpu or gpu:N", DeviceEnv, v)
-		}
-		o.Index = n
-		o.AllowCPU = true
-	default:
-		return o, fmt.Errorf("tessera: %s=%q: want auto, cpu, gpu or gpu:N", DeviceEnv, v)
 	}
 	return o, nil
 }

@@ -26,7 +26,7 @@ func TestParseBytes(t *testing.T) {
 }
 
 func TestOptionsFromEnv(t *testing.T) {
-	for _, k := range []string{AdapterEnv, BudgetEnv, AllocEnv, DeviceEnv} {
+	for _, k := range []string{AdapterEnv, BudgetEnv, AllocEnv} {
 		t.Setenv(k, "")
 	}
 	o, err := OptionsFromEnv()
@@ -36,16 +36,11 @@ func TestOptionsFromEnv(t *testing.T) {
 	t.Setenv(AdapterEnv, "lavapipe")
 	t.Setenv(BudgetEnv, "6GiB")
 	t.Setenv(AllocEnv, "nocache")
-	t.Setenv(DeviceEnv, "gpu:1")
 	o, err = OptionsFromEnv()
-	if err != nil || o.Adapter != "lavapipe" || o.Budget != 6<<30 || !o.NoCache || o.Index != 1 {
+	if err != nil || o.Adapter != "lavapipe" || o.Budget != 6<<30 || !o.NoCache || o.Index != -1 {
 		t.Fatalf("set environment: %+v, %v", o, err)
 	}
-	t.Setenv(DeviceEnv, "gpu")
-	if o, err = OptionsFromEnv(); err != nil || !o.AllowCPU || o.Index != -1 {
-		t.Fatalf("TESSERA_DEVICE=gpu: %+v, %v", o, err)
-	}
-	for k, v := range map[string]string{BudgetEnv: "lots", AllocEnv: "sometimes", DeviceEnv: "gpu:x"} {
+	for k, v := range map[string]string{BudgetEnv: "lots", AllocEnv: "sometimes"} {
 		t.Run(k, func(t *testing.T) {
 			t.Setenv(k, v)
 			if _, err := OptionsFromEnv(); err == nil || !strings.Contains(err.Error(), k) {

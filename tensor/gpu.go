@@ -147,15 +147,6 @@ func TestGPU() (Device, error) {
 	return d, nil
 }
 
-// GPUMemStats returns the caching allocator's statistics of GPU dev.
-func GPUMemStats(dev Device) (device.MemStats, error) {
-	b, err := gpuBackendFor(dev)
-	if err != nil {
-		return device.MemStats{}, err
-	}
-	return b.(*gpuBackend).g.Stats(), nil
-}
-
 // GPUDevice returns the runtime of GPU dev, for tools and tests that need
 // its statistics or settings (batch cap, budget).
 func GPUDevice(dev Device) (*device.GPU, error) {

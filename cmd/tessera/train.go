@@ -71,8 +71,8 @@ func train(args []string) error {
 		float64(*steps)/elapsed.Seconds(), loss)
 	fmt.Printf("test accuracy: %.2f%%\n", 100*accuracy(model, testSet, dev))
 	if dev.Kind == tensor.KindGPU {
-		if s, err := tensor.GPUMemStats(dev); err == nil {
-			fmt.Print(s)
+		if g, err := tensor.GPUDevice(dev); err == nil {
+			fmt.Print(g.Stats())
 		}
 	}
 	return nil
