@@ -50,6 +50,11 @@
 // exhausted after collecting garbage and retrying, a lost device) panics
 // with an *Error wrapping the device package's error
 // (device.ErrOutOfMemory, device.ErrDeviceLost), which Catch recovers.
+// One misuse is reported late: an out-of-range index computed on a GPU
+// (not uploaded from the host) is checked by a kernel on the device and
+// reported, naming the index op, at the next read or Sync, as CUDA
+// reports device-side asserts; reading it back at once would stall the
+// device on every such op.
 //
 // Dtypes. Float32 is the default. Float64 lives on the CPU only (WGSL
 // has no f64): moving it to a GPU is an ErrDType error, never a silent
