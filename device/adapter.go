@@ -4,6 +4,7 @@ package device
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -36,6 +37,12 @@ var backendOrder = []wgpu.InstanceBackend{
 // backend and dropping adapters that a less preferred backend reports again
 // for a device already listed (same name): DX12 after Vulkan on Windows. The
 // GL backend is not used (see backendOrder). Index N is "gpu:N".
+//
+// On a machine without a desktop session, enumeration points
+// XDG_RUNTIME_DIR at a private empty directory while it runs, when the
+// variable is unset or not an absolute path, and restores it afterwards, so
+// that Mesa's Vulkan device-selection layer prints nothing to stderr (see
+// quietWaylandProbe).
 func Adapters() ([]AdapterInfo, error) {
 	l := &adapterList
 	l.once.Do(enumerateAdapters)
@@ -52,6 +59,7 @@ func enumerateAdapters() {
 			l.err = fmt.Errorf("tessera: enumerating GPU adapters failed: %v", r)
 		}
 	}()
+	defer quietWaylandProbe()()
 	// Primary = Vulkan | Metal | DX12 (| browser WebGPU): no GL, whose
 	// instance creation alone opens EGL (see backendOrder).
 	l.instance = wgpu.CreateInstance(&wgpu.InstanceDescriptor{Backends: wgpu.InstanceBackend_Primary})
@@ -74,6 +82,60 @@ func enumerateAdapters() {
 		info.Index = len(l.infos)
 		l.infos = append(l.infos, info)
 		l.adapters = append(l.adapters, a)
+	}
+}
+
+// runtimeDirEnv is the XDG base-directory variable that libwayland-client
+// needs to find a compositor socket.
+const runtimeDirEnv = "XDG_RUNTIME_DIR"
+
+// quietWaylandProbe prepares the environment for adapter enumeration and
+// returns the function that restores it.
+//
+// Mesa installs an implicit Vulkan layer, VK_LAYER_MESA_device_select,
+// in front of every Vulkan driver. When the instance enables
+// VK_KHR_wayland_surface (wgpu enables every surface extension) the layer
+// asks the Wayland compositor which GPU drives the display, on each
+// vkEnumeratePhysicalDevices; libwayland-client then prints "error:
+// XDG_RUNTIME_DIR is invalid or not set in the environment." to stderr
+// each time (four lines per process) when XDG_RUNTIME_DIR is unset or not
+// an absolute path — on every headless server, container and CI runner —
+// and the layer falls back to its default order.
+//
+// In that case, and only then, XDG_RUNTIME_DIR points at a fresh empty
+// directory (0700, owned by the user, from os.MkdirTemp) while the
+// instance is created and the adapters are enumerated. libwayland finds no
+// compositor socket there and fails quietly; the layer takes the same
+// fallback as before, so the adapter order does not change, and no other
+// process can plant a socket in the directory. The variable is restored
+// (unset, or its invalid value) and the directory removed as soon as
+// enumeration ends, so child processes and other libraries never see it;
+// enumeration runs once per process, and only a concurrent reader of the
+// variable during that moment could. A valid XDG_RUNTIME_DIR (a desktop
+// session) is left alone. Redirecting stderr instead would also hide
+// Tessera's and the driver's real errors, and those of other goroutines;
+// disabling the layer (NODEVICE_SELECT=1) would change the adapter order
+// on multi-GPU machines.
+func quietWaylandProbe() (restore func()) {
+	old, set := os.LookupEnv(runtimeDirEnv)
+	if strings.HasPrefix(old, "/") {
+		return func() {}
+	}
+	dir, err := os.MkdirTemp("", "tessera-xdg-runtime-")
+	if err != nil {
+		return func() {} // the messages are cosmetic: enumerate anyway
+	}
+	if err := os.Setenv(runtimeDirEnv, dir); err != nil {
+		os.Remove(dir)
+		return func() {}
+	}
+	return func() {
+		if set {
+			os.Setenv(runtimeDirEnv, old)
+		} else {
+			os.Unsetenv(runtimeDirEnv)
+		}
+		os.Remove(dir)
 	}
 }
 
