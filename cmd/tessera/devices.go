@@ -2,25 +2,31 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 
 	"github.com/tessera-ml/tessera/device"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
-// devices prints the adapter list, the default device and the budget.
-func devices() error {
+// devices prints the adapter list, the default device and the budget. It
+// takes no flags or arguments.
+func devices(args []string, stdout io.Writer) error {
+	if err := parseFlags(flag.NewFlagSet("devices", flag.ContinueOnError), args, stdout); err != nil {
+		return err
+	}
 	adapters, err := device.Adapters()
 	switch {
 	case errors.Is(err, device.ErrNotCompiled):
-		fmt.Println("GPU support was not compiled in (built with CGO_ENABLED=0)")
+		fmt.Fprintln(stdout, "GPU support was not compiled in (built with CGO_ENABLED=0)")
 	case err != nil:
-		fmt.Println("no WebGPU adapter:", err)
+		fmt.Fprintln(stdout, "no WebGPU adapter:", err)
 	case len(adapters) == 0:
-		fmt.Println("no WebGPU adapter found")
+		fmt.Fprintln(stdout, "no WebGPU adapter found")
 	}
 	for _, a := range adapters {
-		fmt.Println(" ", a)
+		fmt.Fprintln(stdout, " ", a)
 	}
 	opts, err := device.OptionsFromEnv()
 	if err != nil {
@@ -30,11 +36,11 @@ func devices() error {
 	if budget == 0 {
 		budget = device.DefaultBudget
 	}
-	fmt.Printf("GPU memory budget: %s (set TESSERA_GPU_BUDGET to change it; WebGPU cannot report free memory)\n", device.FormatBytes(budget))
+	fmt.Fprintf(stdout, "GPU memory budget: %s (set TESSERA_GPU_BUDGET to change it; WebGPU cannot report free memory)\n", device.FormatBytes(budget))
 	dev, notice, err := tensor.DefaultDevice()
 	if err != nil {
 		return err
 	}
-	fmt.Printf("default device: %v — %s\n", dev, notice)
+	fmt.Fprintf(stdout, "default device: %v — %s\n", dev, notice)
 	return nil
 }

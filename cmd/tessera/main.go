@@ -2,44 +2,141 @@
 //
 //	tessera train [flags]   train an MNIST classifier on the default device
 //	tessera devices         list WebGPU adapters and the GPU memory budget
+//	tessera help            print this usage
 //
 // The device comes from TESSERA_DEVICE (auto, cpu, gpu, gpu:N); auto uses
 // a real GPU when one exists and the CPU otherwise, and says which.
+//
+// Every problem is reported as one line on stderr: a bad command, flag or
+// argument exits with status 2, a failure while running (no device,
+// unreadable data, a tensor error, the GPU out of memory, a diverging
+// loss) with status 1.
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
+	"runtime"
+	"strings"
 )
 
 func main() {
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(2)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// commands maps each subcommand to its function, which parses its own
+// arguments and writes its output to stdout.
+var commands = map[string]func(args []string, stdout io.Writer) error{
+	"train":   train,
+	"devices": devices,
+}
+
+// run runs the command line args (without the program name) and returns
+// the exit status: 0, 1 for a failure, 2 for a usage error. Errors and
+// panics, of the tensor package's *Error type or any other, are printed as
+// one line on stderr.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "tessera: no command given (want train, devices or help)")
+		return 2
 	}
-	var err error
-	switch os.Args[1] {
-	case "train":
-		err = train(os.Args[2:])
-	case "devices":
-		err = devices()
-	case "-h", "-help", "--help", "help":
-		usage()
-		return
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "tessera help: unexpected argument %q (run tessera train -h for the flags of train)\n", args[1])
+			return 2
+		}
+		usage(stdout)
+		return 0
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "tessera: unknown command %q (want train, devices or help)\n", name)
+		return 2
+	}
+	err := catch(func() error { return cmd(args[1:], stdout) })
+	var uerr usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &uerr):
+		fmt.Fprintf(stderr, "tessera %s: %s\n", name, oneLine(err))
+		return 2
 	default:
-		fmt.Fprintf(os.Stderr, "tessera: unknown command %q\n", os.Args[1])
-		usage()
-		os.Exit(2)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tessera:", err)
-		os.Exit(1)
+		fmt.Fprintf(stderr, "tessera %s: %s\n", name, oneLine(err))
+		return 1
 	}
 }
 
-func usage() {
-	fmt.Fprint(os.Stderr, `usage:
-  tessera train [flags]   train an MNIST classifier on the default device (see -h)
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
+  tessera train [flags]   train an MNIST classifier on the default device (see tessera train -h)
   tessera devices         list WebGPU adapters and the GPU memory budget
+  tessera help            print this usage
 `)
+}
+
+// A usageError is a mistake in the command line (exit status 2).
+type usageError string
+
+func (e usageError) Error() string { return string(e) }
+
+func usagef(format string, args ...any) error { return usageError(fmt.Sprintf(format, args...)) }
+
+// catch runs f and turns a panic into its error: a *tensor.Error (misuse,
+// or an environment failure such as GPU memory exhausted), any other error
+// value, or anything else, marked as an internal error when it is a Go
+// runtime error (a bug). The command prints one line instead of a
+// goroutine dump.
+func catch(f func() error) (err error) {
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		var rerr runtime.Error
+		switch e := r.(type) {
+		case error:
+			err = e
+			if errors.As(e, &rerr) {
+				err = fmt.Errorf("internal error (please report it): %w", e)
+			}
+		default:
+			err = fmt.Errorf("internal error (please report it): %v", r)
+		}
+	}()
+	return f()
+}
+
+// oneLine renders err as one line: the "tessera: " prefix of the device
+// package's errors dropped (the command's name already says it) and line
+// breaks (in driver messages) folded into spaces.
+func oneLine(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "tessera: ")
+	return strings.Join(strings.Fields(msg), " ")
+}
+
+// parseFlags parses args with fs and reports a usage error in one line,
+// or flag.ErrHelp after printing the flags to stdout for -h. Positional
+// arguments are refused.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, "usage: tessera %s [flags]\n", fs.Name())
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return err
+		}
+		return usagef("%v (run tessera %s -h for the flags)", err, fs.Name())
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (run tessera %s -h for the flags)", fs.Arg(0), fs.Name())
+	}
+	return nil
 }

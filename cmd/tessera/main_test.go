@@ -1,21 +1,189 @@
 package main
 
-import "testing"
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
 
-// TestTrainRuns trains for a few steps on the default device (the CPU in
-// CI) to check the command end to end: data loading, model, optimizer,
-// evaluation.
-func TestTrainRuns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads MNIST")
+	"github.com/tessera-ml/tessera/internal/mnist"
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// asCommandEnv makes the test binary run as the tessera command (see
+// TestMain), for tests that need a fresh process.
+const asCommandEnv = "TESSERA_TEST_AS_COMMAND"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCommandEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	if err := train([]string{"-steps", "5", "-batch", "32", "-hidden", "32"}); err != nil {
+	os.Exit(m.Run())
+}
+
+// runArgs runs the command in process and returns its exit status and
+// output.
+func runArgs(args ...string) (code int, stdout, stderr string) {
+	var out, errOut strings.Builder
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// tinyMNIST writes a data set of 200 training and 50 test images to a
+// temporary folder and points TESSERA_MNIST_DIR at it.
+func tinyMNIST(t *testing.T) {
+	t.Helper()
+	set := func(n int) *mnist.Set {
+		s := &mnist.Set{Pixels: make([]float32, n*mnist.ImageSize), Labels: make([]int32, n)}
+		for i := range s.Labels {
+			s.Labels[i] = int32(i % mnist.Classes)
+			for j := range mnist.ImageSize {
+				// A bright stripe whose position says the label.
+				if j/mnist.Cols/3 == int(s.Labels[i]) {
+					s.Pixels[i*mnist.ImageSize+j] = float32((i+j)%128+128) / 255
+				}
+			}
+		}
+		return s
+	}
+	dir := t.TempDir()
+	if err := mnist.WriteDir(dir, set(200), set(50)); err != nil {
 		t.Fatal(err)
+	}
+	t.Setenv(mnist.DirEnv, dir)
+}
+
+// wantOneLine checks that stderr is exactly one line that starts with
+// prefix and contains each of parts.
+func wantOneLine(t *testing.T, stderr, prefix string, parts ...string) {
+	t.Helper()
+	if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") || !strings.HasPrefix(stderr, prefix) {
+		t.Errorf("stderr %q is not one line starting with %q", stderr, prefix)
+	}
+	for _, p := range parts {
+		if !strings.Contains(stderr, p) {
+			t.Errorf("stderr %q does not say %q", stderr, p)
+		}
 	}
 }
 
-func TestDevicesRuns(t *testing.T) {
-	if err := devices(); err != nil {
-		t.Fatal(err)
+// TestBadArguments runs the command with bad arguments: each is one line
+// on stderr naming the problem and exit status 2, before any training.
+func TestBadArguments(t *testing.T) {
+	tinyMNIST(t)
+	t.Setenv("TESSERA_DEVICE", "cpu")
+	cases := []struct {
+		args []string
+		line string // what stderr says after "tessera"
+	}{
+		{nil, ": no command given"},
+		{[]string{"frobnicate"}, `: unknown command "frobnicate"`},
+		{[]string{"help", "train"}, ` help: unexpected argument "train"`},
+		{[]string{"devices", "extra"}, ` devices: unexpected argument "extra"`},
+		{[]string{"devices", "-v"}, " devices: flag provided but not defined: -v"},
+		{[]string{"train", "stray"}, ` train: unexpected argument "stray"`},
+		{[]string{"train", "-steps", "5", "stray"}, ` train: unexpected argument "stray"`},
+		{[]string{"train", "-nosuchflag"}, " train: flag provided but not defined: -nosuchflag"},
+		{[]string{"train", "-batch", "-5"}, " train: -batch must be at least 1, got -5"},
+		{[]string{"train", "-batch", "0"}, " train: -batch must be at least 1, got 0"},
+		{[]string{"train", "-batch", "201"}, " train: -batch must be between 1 and 200 (the training set has 200 images), got 201"},
+		{[]string{"train", "-batch", "x"}, ` train: invalid value "x" for flag -batch`},
+		{[]string{"train", "-steps", "-5"}, " train: -steps must be at least 1, got -5"},
+		{[]string{"train", "-steps", "0"}, " train: -steps must be at least 1, got 0"},
+		{[]string{"train", "-steps", "99999999999999999999"}, ` train: invalid value "99999999999999999999" for flag -steps: value out of range`},
+		{[]string{"train", "-hidden", "-1"}, " train: -hidden must be at least 1, got -1"},
+		{[]string{"train", "-hidden", "0"}, " train: -hidden must be at least 1, got 0"},
+		{[]string{"train", "-hidden", "9223372036854775807"}, " train: -hidden must be between 1 and "},
+		{[]string{"train", "-hidden", "1099511627776"}, "of memory allows with -batch 128), got 1099511627776"},
+		{[]string{"train", "-lr", "0"}, " train: -lr must be a positive finite number, got 0"},
+		{[]string{"train", "-lr", "-0.1"}, " train: -lr must be a positive finite number, got -0.1"},
+		{[]string{"train", "-lr", "NaN"}, " train: -lr must be a positive finite number, got NaN"},
+		{[]string{"train", "-lr", "Inf"}, " train: -lr must be a positive finite number, got +Inf"},
+		{[]string{"train", "-lr", "-Inf"}, " train: -lr must be a positive finite number, got -Inf"},
+		{[]string{"train", "-lr", "1e999"}, ` train: invalid value "1e999" for flag -lr: value out of range`},
+		{[]string{"train", "-seed", "-1"}, ` train: invalid value "-1" for flag -seed`},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			if strings.Contains(c.line, "-hidden must be between") && memTotal() == 0 {
+				t.Skip("the machine's memory is unknown (no /proc/meminfo), so -hidden has no upper bound on the CPU")
+			}
+			code, stdout, stderr := runArgs(c.args...)
+			if code != 2 {
+				t.Errorf("exit status %d, want 2 (stdout %q)", code, stdout)
+			}
+			if strings.Contains(stdout, "training (") {
+				t.Errorf("training started: %q", stdout)
+			}
+			wantOneLine(t, stderr, "tessera", c.line)
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"train", "-h"}, {"devices", "-help"}} {
+		code, stdout, stderr := runArgs(args...)
+		if code != 0 || stderr != "" || !strings.Contains(stdout, "usage") {
+			t.Errorf("%v: exit status %d, stdout %q, stderr %q; want 0 and the usage on stdout", args, code, stdout, stderr)
+		}
+	}
+	if _, stdout, _ := runArgs("train", "-h"); !strings.Contains(stdout, "-hidden") {
+		t.Errorf("train -h does not list -hidden: %q", stdout)
+	}
+}
+
+// TestPanicIsOneLine registers a command that misuses a tensor op: the
+// *tensor.Error panic becomes one line and exit status 1, and so does
+// any other panic, marked as an internal error when it is a bug.
+func TestPanicIsOneLine(t *testing.T) {
+	cases := map[string]struct {
+		f    func()
+		line []string
+	}{
+		"tensor": {func() { tensor.Ones([]int{2, 3}).MatMul(tensor.Ones([]int{2, 3})) },
+			[]string{"tessera boom: tensor.MatMul: shape mismatch", "[2 3]"}},
+		"error": {func() { panic(errors.New("disk on fire")) }, []string{"tessera boom: disk on fire"}},
+		"bug": {func() { var s []int; _ = s[len(os.Args)+3] },
+			[]string{"tessera boom: internal error (please report it): runtime error: index out of range"}},
+		"value": {func() { panic(42) }, []string{"tessera boom: internal error (please report it): 42"}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			commands["boom"] = func([]string, io.Writer) error { c.f(); return nil }
+			defer delete(commands, "boom")
+			code, _, stderr := runArgs("boom")
+			if code != 1 {
+				t.Errorf("exit status %d, want 1", code)
+			}
+			wantOneLine(t, stderr, "tessera boom: ", c.line...)
+		})
+	}
+}
+
+// TestDevicesQuiet runs `tessera devices` in a fresh process without
+// XDG_RUNTIME_DIR, as on a headless machine, automatic and on the GPU
+// adapter (lavapipe here): stderr must stay empty (Mesa printed "error:
+// XDG_RUNTIME_DIR is invalid or not set in the environment." four times).
+func TestDevicesQuiet(t *testing.T) {
+	for _, dev := range []string{"auto", "gpu"} {
+		cmd := exec.Command(os.Args[0], "devices")
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "XDG_RUNTIME_DIR=") && !strings.HasPrefix(kv, "TESSERA_DEVICE=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, asCommandEnv+"=1", "TESSERA_DEVICE="+dev)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if dev == "gpu" && err != nil && os.Getenv("TESSERA_REQUIRE_GPU") != "1" {
+			t.Logf("TESSERA_DEVICE=gpu: %v: %s", err, stderr.String())
+			continue
+		}
+		if err != nil || stderr.Len() != 0 || !strings.Contains(stdout.String(), "default device:") {
+			t.Errorf("TESSERA_DEVICE=%s tessera devices: %v\nstdout:\n%s\nstderr:\n%s", dev, err, stdout.String(), stderr.String())
+		}
 	}
 }
