@@ -39,6 +39,7 @@ type GPU struct {
 	batchRelease []*wgpu.Buffer // upload staging buffers of the open batch
 	log          []loggedCmd    // the open batch's commands, for replay (replay.go)
 	logBufs      []*Buffer      // the Buffers they read and write
+	logXfers     []xferCmd      // their copies and clears
 	fault        func(Kernel) bool
 	replays      int64
 	inflight     []*submission

@@ -208,7 +208,7 @@ func (g *GPU) Run(k Kernel) error {
 		groups[0] = maxG + 1 // InjectFaultForTesting: wgpu rejects it at End
 	}
 	pass.DispatchWorkgroups(groups[0], groups[1], groups[2])
-	g.logDispatch(k, p, sig.writable, bg, dyn, groups)
+	g.logDispatch(k.Label, k.Bindings, p, bg, dyn, groups)
 	for _, r := range res {
 		r.blk.lastUse = g.batch
 	}

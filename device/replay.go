@@ -25,25 +25,41 @@ const (
 // loggedCmd is one recorded command of the open batch, enough to record
 // it again into a fresh encoder. Its Buffers are logBufs[first:first+n]
 // (nil where a side is not a caller's buffer, such as an upload's staging
-// buffer); bit i of writes says that the i-th is written, else it is only
-// read. Every Buffer a command writes is also treated as read (in-place
+// buffer); writes() says which of them it writes, the others it only
+// reads. Every Buffer a command writes is also treated as read (in-place
 // kernels read what they write).
 //
-// It is kept small (88 bytes), because Run appends one per dispatch: a
+// It is kept small (56 bytes), because Run appends one per dispatch: a
 // dispatch keeps its pipeline and bind group and packs its workgroup
-// counts and params offset into args; a copy or clear keeps its raw
-// buffers and args = (source offset, destination offset, size).
+// counts and params offset into args; a copy or clear keeps in args[0]
+// the index of its xferCmd.
 type loggedCmd struct {
-	kind   cmdKind
-	n      uint8
-	first  uint32
-	writes uint64
-	label  string // Kernel.Label, or the transfer's name
-	pipe   *pipeline
-	bg     *wgpu.BindGroup
-	src    *wgpu.Buffer
-	dst    *wgpu.Buffer
-	args   [3]uint64
+	kind  cmdKind
+	n     uint8
+	first uint32
+	label string // Kernel.Label, or the transfer's name
+	pipe  *pipeline
+	bg    *wgpu.BindGroup
+	args  [2]uint64
+}
+
+// xferCmd is a logged copy (src to dst) or clear (dst).
+type xferCmd struct {
+	src, dst       *wgpu.Buffer
+	srcOff, dstOff uint64
+	size           uint64
+}
+
+// writes returns the mask of the command's Buffers that it writes: a
+// dispatch's read_write bindings, a copy's destination, a clear's buffer.
+func (c *loggedCmd) writes() uint64 {
+	switch c.kind {
+	case cmdDispatch:
+		return c.pipe.sig.writable
+	case cmdCopy:
+		return 0b10
+	}
+	return 1
 }
 
 // name is how errors name the command.
@@ -60,15 +76,14 @@ func (c *loggedCmd) name() string {
 }
 
 // logDispatch logs a dispatch recorded by Run.
-func (g *GPU) logDispatch(k Kernel, p *pipeline, writes uint64, bg *wgpu.BindGroup, dyn uint32, groups [3]uint32) {
+func (g *GPU) logDispatch(label string, bindings []Binding, p *pipeline, bg *wgpu.BindGroup, dyn uint32, groups [3]uint32) {
 	first := len(g.logBufs)
-	for _, bd := range k.Bindings {
+	for _, bd := range bindings {
 		g.logBufs = append(g.logBufs, bd.Buf)
 	}
 	g.log = append(g.log, loggedCmd{
-		kind: cmdDispatch, n: uint8(len(k.Bindings)), first: uint32(first), writes: writes,
-		label: k.Label, pipe: p, bg: bg,
-		args: [3]uint64{uint64(groups[0]) | uint64(groups[1])<<32, uint64(groups[2]) | uint64(dyn)<<32},
+		kind: cmdDispatch, n: uint8(len(bindings)), first: uint32(first), label: label, pipe: p, bg: bg,
+		args: [2]uint64{uint64(groups[0]) | uint64(groups[1])<<32, uint64(groups[2]) | uint64(dyn)<<32},
 	})
 }
 
@@ -78,20 +93,16 @@ func (g *GPU) logDispatch(k Kernel, p *pipeline, writes uint64, bg *wgpu.BindGro
 func (g *GPU) logCopy(label string, dst *wgpu.Buffer, dstBuf *Buffer, dstOff uint64, src *wgpu.Buffer, srcBuf *Buffer, srcOff, size uint64) {
 	first := len(g.logBufs)
 	g.logBufs = append(g.logBufs, srcBuf, dstBuf)
-	g.log = append(g.log, loggedCmd{
-		kind: cmdCopy, n: 2, first: uint32(first), writes: 0b10, label: label,
-		src: src, dst: dst, args: [3]uint64{srcOff, dstOff, size},
-	})
+	g.log = append(g.log, loggedCmd{kind: cmdCopy, n: 2, first: uint32(first), label: label, args: [2]uint64{uint64(len(g.logXfers))}})
+	g.logXfers = append(g.logXfers, xferCmd{src: src, dst: dst, srcOff: srcOff, dstOff: dstOff, size: size})
 }
 
 // logClear logs a clear of size bytes of dst from off.
 func (g *GPU) logClear(dstBuf *Buffer, off, size uint64) {
 	first := len(g.logBufs)
 	g.logBufs = append(g.logBufs, dstBuf)
-	g.log = append(g.log, loggedCmd{
-		kind: cmdClear, n: 1, first: uint32(first), writes: 1, label: "clear",
-		dst: dstBuf.blk.raw.(*wgpu.Buffer), args: [3]uint64{0, off, size},
-	})
+	g.log = append(g.log, loggedCmd{kind: cmdClear, n: 1, first: uint32(first), label: "clear", args: [2]uint64{uint64(len(g.logXfers))}})
+	g.logXfers = append(g.logXfers, xferCmd{dst: dstBuf.blk.raw.(*wgpu.Buffer), dstOff: off, size: size})
 }
 
 // sizeLog gives the log room for a batch of cap commands (up to a bound),
@@ -108,6 +119,8 @@ func (g *GPU) resetLog() {
 	g.log = g.log[:0]
 	clear(g.logBufs)
 	g.logBufs = g.logBufs[:0]
+	clear(g.logXfers)
+	g.logXfers = g.logXfers[:0]
 }
 
 // replayLocked recovers the open batch after wgpu rejected it (cause): it
@@ -158,7 +171,7 @@ func readsFailed(bufs []*Buffer) *CommandFailedError {
 // markWrites marks the Buffers that c writes failed with e.
 func (g *GPU) markWrites(c *loggedCmd, bufs []*Buffer, e *CommandFailedError) {
 	for i, b := range bufs {
-		if b != nil && c.writes>>i&1 != 0 && b.failed == nil {
+		if b != nil && c.writes()>>i&1 != 0 && b.failed == nil {
 			b.failed = e
 		}
 	}
@@ -193,9 +206,11 @@ func (g *GPU) recordOne(c *loggedCmd) (*wgpu.CommandBuffer, error) {
 		err = pass.End()
 		pass.Release()
 	case cmdCopy:
-		err = enc.CopyBufferToBuffer(c.src, c.args[0], c.dst, c.args[1], c.args[2])
+		x := &g.logXfers[c.args[0]]
+		err = enc.CopyBufferToBuffer(x.src, x.srcOff, x.dst, x.dstOff, x.size)
 	case cmdClear:
-		err = enc.ClearBuffer(c.dst, c.args[1], c.args[2])
+		x := &g.logXfers[c.args[0]]
+		err = enc.ClearBuffer(x.dst, x.dstOff, x.size)
 	default:
 		err = errors.New("unknown logged command")
 	}
