@@ -9,10 +9,11 @@ import (
 // (one driver buffer with usage Storage|CopySrc|CopyDst) that may be larger
 // than the request.
 type Buffer struct {
-	gpu   *GPU
-	blk   *block
-	size  int64
-	freed bool // guarded by gpu.mu
+	gpu    *GPU
+	blk    *block
+	size   int64
+	freed  bool                // guarded by gpu.mu
+	failed *CommandFailedError // guarded by gpu.mu: set when a failed batch could not produce its contents
 }
 
 // Size returns the requested size in bytes (the block may be larger).

@@ -25,6 +25,10 @@ var (
 	ErrBindingTooLarge = errors.New("tessera: buffer binding larger than the device's storage binding limit")
 	// ErrClosed is returned by methods of a GPU after Close.
 	ErrClosed = errors.New("tessera: GPU is closed")
+	// ErrCommandFailed means a buffer holds the output of a recorded
+	// command that wgpu rejected when its batch was validated, or of one
+	// skipped because it read such an output; see CommandFailedError.
+	ErrCommandFailed = errors.New("tessera: GPU command failed validation")
 )
 
 // BudgetEnv is the environment variable that sets the allocator's budget.
@@ -67,6 +71,31 @@ func (e *BindingTooLargeError) Error() string {
 
 // Unwrap returns ErrBindingTooLarge.
 func (e *BindingTooLargeError) Unwrap() error { return ErrBindingTooLarge }
+
+// CommandFailedError is what a failed batch leaves on the buffers its
+// failed commands would have written (see GPU.Flush): Run, Read, Write,
+// Fill and Copy on such a buffer return an error wrapping it. It wraps
+// ErrCommandFailed and the original wgpu validation error, so errors.Is
+// finds either.
+type CommandFailedError struct {
+	Command string // the command that wrote the buffer: a Kernel.Label, or "copy", "clear", "upload", "readback"
+	Failed  string // the command that wgpu rejected (Command itself unless Tainted)
+	Tainted bool   // Command was valid but skipped: it read an output of Failed
+	Err     error  // wgpu's validation error for Failed
+}
+
+// Error names the command, the one that failed and wgpu's message. It has
+// no "tessera:" prefix: the package returns it wrapped in an error naming
+// the call (such as "tessera: Read: ...").
+func (e *CommandFailedError) Error() string {
+	if e.Tainted {
+		return fmt.Sprintf("GPU command %s was skipped because it reads the output of GPU command %s, which failed validation: %v", e.Command, e.Failed, e.Err)
+	}
+	return fmt.Sprintf("GPU command %s failed validation and did not run; what it would have written is invalid: %v", e.Command, e.Err)
+}
+
+// Unwrap returns ErrCommandFailed and the wgpu error.
+func (e *CommandFailedError) Unwrap() []error { return []error{ErrCommandFailed, e.Err} }
 
 // errOverBudget is the allocator's internal signal that a new block would
 // exceed the budget; GPU.Alloc turns it into an *OOMError after reclaiming.

@@ -37,6 +37,11 @@ type GPU struct {
 	batchErr     error  // validation error that dooms the open batch
 	batchCap     int
 	batchRelease []*wgpu.Buffer // upload staging buffers of the open batch
+	log          []loggedCmd    // the open batch's commands, for replay (replay.go)
+	logBufs      []*Buffer      // the Buffers they read and write
+	logXfers     []xferCmd      // their copies and clears
+	fault        func(Kernel) bool
+	replays      int64
 	inflight     []*submission
 	completed    uint64 // every batch <= completed has finished
 	lastIndex    wgpu.SubmissionIndex
@@ -127,6 +132,7 @@ func Open(opts Options) (g *GPU, err error) {
 		bgs:      map[string]*bgEntry{},
 		staging:  map[int64][]*wgpu.Buffer{},
 	}
+	g.sizeLog(g.batchCap)
 	g.alloc = newAllocator(g, opts.Budget, opts.NoCache)
 	g.alloc.maxBlock = g.caps.MaxBufferSize
 	g.paramsLayout, err = dev.CreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{
@@ -134,7 +140,10 @@ func Open(opts Options) (g *GPU, err error) {
 		Entries: []wgpu.BindGroupLayoutEntry{{
 			Binding:    0,
 			Visibility: wgpu.ShaderStage_Compute,
-			Buffer:     wgpu.BufferBindingLayout{Type: wgpu.BufferBindingType_Uniform, HasDynamicOffset: true},
+			// The declared minimum is the whole window (what every params
+			// bind group binds), so wgpu checks each kernel's Params struct
+			// against it when the pipeline is created.
+			Buffer: wgpu.BufferBindingLayout{Type: wgpu.BufferBindingType_Uniform, HasDynamicOffset: true, MinBindingSize: uint64(g.caps.MaxParamsSize)},
 		}},
 	})
 	if err != nil {
@@ -163,7 +172,7 @@ func capsFrom(l wgpu.Limits) Caps {
 		MaxWorkgroupSizeY:          int(l.MaxComputeWorkgroupSizeY),
 		MaxWorkgroupSizeZ:          int(l.MaxComputeWorkgroupSizeZ),
 		MaxWorkgroupsPerDimension:  int(l.MaxComputeWorkgroupsPerDimension),
-		MinStorageOffsetAlignment:  max(int(l.MinStorageBufferOffsetAlignment), 1),
+		MinStorageOffsetAlignment:  max(int(l.MinStorageBufferOffsetAlignment), BindingQuantum),
 		MinUniformOffsetAlignment:  max(int(l.MinUniformBufferOffsetAlignment), 1),
 		MaxUniformBindingSize:      clampInt64(l.MaxUniformBufferBindingSize),
 	}
@@ -201,6 +210,20 @@ func (g *GPU) checkBuf(b *Buffer, what string) error {
 		return fmt.Errorf("tessera: %s: buffer belongs to another GPU", what)
 	case b.freed:
 		return fmt.Errorf("tessera: %s: use of a freed buffer", what)
+	case b.failed != nil:
+		return fmt.Errorf("tessera: %s: %w", what, b.failed)
+	}
+	return nil
+}
+
+// checkFailed reports the first of bufs that a failed batch marked failed
+// (nil entries are skipped). Callers hold g.mu and call it after anything
+// that may have submitted the open batch, whose replay marks buffers.
+func (g *GPU) checkFailed(what string, bufs ...*Buffer) error {
+	for _, b := range bufs {
+		if b != nil && b.failed != nil {
+			return fmt.Errorf("tessera: %s: %w", what, b.failed)
+		}
 	}
 	return nil
 }
@@ -216,7 +239,9 @@ func (g *GPU) SetReclaim(f func()) {
 }
 
 // Alloc returns a buffer of size bytes from the caching allocator. Its
-// contents are undefined (a reused block holds stale data). The block may be
+// contents are undefined (a reused block holds stale data). Its block holds
+// at least size rounded up to BindingQuantum bytes, so the buffer can be
+// bound whole (see the package doc). The block may be
 // one freed inside the open batch that recorded work still reads; every way
 // of writing it is ordered after that work (kernels, copies and clears in
 // the encoder, Write through a staging copy), so callers need not care.
@@ -233,10 +258,11 @@ func (g *GPU) Alloc(size int64) (*Buffer, error) {
 	if err := g.usable(); err != nil {
 		return nil, err
 	}
-	if g.alloc.blockSize(size) > g.caps.MaxBufferSize {
+	padded := padQuantum(size)
+	if g.alloc.blockSize(padded) > g.caps.MaxBufferSize {
 		return nil, fmt.Errorf("tessera: Alloc: %s exceeds the device's maximum buffer size %s", FormatBytes(size), FormatBytes(g.caps.MaxBufferSize))
 	}
-	blk, err := g.alloc.alloc(size, g.batch, g.completed)
+	blk, err := g.alloc.alloc(padded, g.batch, g.completed)
 	if err == errOverBudget {
 		hook := g.reclaim
 		g.mu.Unlock()
@@ -254,10 +280,10 @@ func (g *GPU) Alloc(size int64) (*Buffer, error) {
 			return nil, err
 		}
 		g.alloc.emptyCache(g.completed)
-		blk, err = g.alloc.alloc(size, g.batch, g.completed)
+		blk, err = g.alloc.alloc(padded, g.batch, g.completed)
 		if err == errOverBudget {
 			a := g.alloc
-			return nil, &OOMError{Requested: size, Block: a.blockSize(size), Allocated: a.allocated, Reserved: a.reserved, Budget: a.budget}
+			return nil, &OOMError{Requested: size, Block: a.blockSize(padded), Allocated: a.allocated, Reserved: a.reserved, Budget: a.budget}
 		}
 	}
 	if err != nil {
@@ -346,6 +372,27 @@ func (g *GPU) DispatchCount() int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.dispatches
+}
+
+// ReplayCount returns the number of batches that failed validation and
+// were replayed command by command (see the package doc). Valid work never
+// needs a replay, so tests of valid work expect it unchanged.
+func (g *GPU) ReplayCount() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.replays
+}
+
+// InjectFaultForTesting is for tests only: from now on, every dispatch
+// for which match returns true is recorded with a workgroup count above
+// the device's limit, bypassing Run's own check, so that wgpu rejects the
+// batch when the compute pass ends, exactly as it rejects a real invalid
+// dispatch. nil stops it. Tests use it to exercise the replay of a failed
+// batch.
+func (g *GPU) InjectFaultForTesting(match func(Kernel) bool) {
+	g.mu.Lock()
+	g.fault = match
+	g.mu.Unlock()
 }
 
 // SubmitCount returns the number of submissions so far.

@@ -74,3 +74,9 @@ func (g *GPU) DispatchCount() int64 { return 0 }
 
 // SubmitCount returns 0.
 func (g *GPU) SubmitCount() int64 { return 0 }
+
+// ReplayCount returns 0.
+func (g *GPU) ReplayCount() int64 { return 0 }
+
+// InjectFaultForTesting does nothing.
+func (g *GPU) InjectFaultForTesting(match func(Kernel) bool) {}

@@ -70,6 +70,8 @@ type fastEntry struct {
 type pipeline struct {
 	pipe   *wgpu.ComputePipeline
 	layout *bgLayout
+	entry  string // for errors
+	sig    sigKey
 }
 
 // bgEntry is a cached bind group. It lives until a block it references is
@@ -94,8 +96,11 @@ const (
 // Run records one dispatch into the open compute pass. It validates the
 // workgroup counts against Caps.MaxWorkgroupsPerDimension and every binding
 // (alignment, range, Caps.MaxStorageBindingSize) before touching wgpu, and
-// returns WGSL compile and pipeline errors as errors. The batch is submitted
-// when it holds BatchCap commands.
+// returns WGSL compile and pipeline errors as errors. Each binding covers
+// its size rounded up to BindingQuantum (see the package doc). A binding
+// of a buffer that a failed batch marked failed is an error wrapping its
+// *CommandFailedError. The batch is submitted when it holds BatchCap
+// commands.
 func (g *GPU) Run(k Kernel) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -135,7 +140,7 @@ func (g *GPU) Run(k Kernel) error {
 		if off+size > bd.Buf.size {
 			return fmt.Errorf("tessera: Run: binding %d: range [%d, %d) outside a %d-byte buffer", i, off, off+size, bd.Buf.size)
 		}
-		bsize := (max(size, 4) + 3) &^ 3 // storage bindings are whole words
+		bsize := padQuantum(size) // the one rule: whole quanta, inside the block
 		if bsize > g.caps.MaxStorageBindingSize {
 			return &BindingTooLargeError{Binding: i, Size: bsize, Limit: g.caps.MaxStorageBindingSize}
 		}
@@ -170,8 +175,18 @@ func (g *GPU) Run(k Kernel) error {
 	}
 	var dyn uint32
 	if sig.params {
+		batch := g.batch
 		if dyn, err = g.reserveParams(k.Params); err != nil {
 			return err
+		}
+		if g.batch != batch {
+			// reserveParams submitted the batch; a replay may have marked
+			// an input failed.
+			for _, bd := range k.Bindings {
+				if err := g.checkFailed("Run", bd.Buf); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	bg, err := g.bindGroupFor(p.layout, res)
@@ -188,7 +203,12 @@ func (g *GPU) Run(k Kernel) error {
 		g.dyn[0] = dyn
 		pass.SetBindGroup(1, g.slot.bg, g.dyn[:])
 	}
-	pass.DispatchWorkgroups(k.Groups[0], k.Groups[1], k.Groups[2])
+	groups := k.Groups
+	if g.fault != nil && g.fault(k) {
+		groups[0] = maxG + 1 // InjectFaultForTesting: wgpu rejects it at End
+	}
+	pass.DispatchWorkgroups(groups[0], groups[1], groups[2])
+	g.logDispatch(k.Label, k.Bindings, p, bg, dyn, groups)
 	for _, r := range res {
 		r.blk.lastUse = g.batch
 	}
@@ -229,9 +249,11 @@ func (g *GPU) createPipeline(src, entry string, sig sigKey) (*pipeline, error) {
 			if sig.writable>>i&1 != 0 {
 				t = wgpu.BufferBindingType_Storage
 			}
+			// A declared minimum, so no binding is late-sized (see
+			// the package doc).
 			entries[i] = wgpu.BindGroupLayoutEntry{
 				Binding: uint32(i), Visibility: wgpu.ShaderStage_Compute,
-				Buffer: wgpu.BufferBindingLayout{Type: t},
+				Buffer: wgpu.BufferBindingLayout{Type: t, MinBindingSize: BindingQuantum},
 			}
 		}
 		l, err := g.dev.CreateBindGroupLayout(&wgpu.BindGroupLayoutDescriptor{Label: "tessera " + sig.String(), Entries: entries})
@@ -270,7 +292,7 @@ func (g *GPU) createPipeline(src, entry string, sig sigKey) (*pipeline, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tessera: creating compute pipeline (entry %q, bindings %s): %w", entry, sig, err)
 	}
-	return &pipeline{pipe: cp, layout: bgl}, nil
+	return &pipeline{pipe: cp, layout: bgl, entry: entry, sig: sig}, nil
 }
 
 // bindGroupFor returns the cached bind group for the layout and ranges.

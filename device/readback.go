@@ -23,7 +23,9 @@ const (
 // pooled staging buffer after all recorded work, submits, maps the staging
 // buffer and waits for the map callback (looping on the poll, up to
 // Options.Timeout), so the result reflects every operation recorded before
-// the call. A lost device gives ErrDeviceLost, a timeout ErrTimeout.
+// the call. A lost device gives ErrDeviceLost, a timeout ErrTimeout; a
+// buffer that a failed batch marked failed (even by the batch this Read
+// submits) gives an error wrapping its *CommandFailedError.
 func (g *GPU) Read(src *Buffer, offset, size int64) ([]byte, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -46,20 +48,33 @@ func (g *GPU) Read(src *Buffer, offset, size int64) ([]byte, error) {
 		return nil, err
 	}
 	enc, err := g.copyEncoder()
+	if err == nil {
+		err = g.checkFailed("Read", src)
+	}
 	if err != nil {
 		g.stagingPut(st, class)
 		return nil, err
 	}
+	// rb stands for the staging buffer in the log, so that a replay that
+	// skips or rejects this copy says so.
+	rb := &Buffer{gpu: g, size: n}
+	g.logCopy("readback", st, rb, 0, src.blk.raw.(*wgpu.Buffer), src, uint64(start), uint64(n))
 	if err := enc.CopyBufferToBuffer(src.blk.raw.(*wgpu.Buffer), uint64(start), st, 0, uint64(n)); err != nil {
 		g.batchRelease = append(g.batchRelease, st)
-		return nil, g.encoderFailed(err)
+		return nil, g.encoderFailed("Read", err)
 	}
 	src.blk.lastUse = g.batch
 	g.nCmds++
 	batch := g.batch
-	if err := g.flushLocked(); err != nil {
-		if g.completed >= batch {
-			g.stagingPut(st, class) // the batch was discarded before the queue
+	err = g.flushLocked()
+	if err == nil {
+		err = g.checkFailed("Read", src, rb)
+	}
+	if err != nil {
+		if g.completed >= batch || rb.failed != nil {
+			// Nothing submitted copies into st: the batch was dropped
+			// before the queue, or its replay did not run this copy.
+			g.stagingPut(st, class)
 		} else {
 			g.zombies = append(g.zombies, st)
 		}

@@ -48,18 +48,22 @@ func (g *GPU) computePass() (*wgpu.ComputePassEncoder, error) {
 
 // copyEncoder ends the open compute pass (copies and clears are recorded on
 // the encoder between passes) and returns the encoder. If wgpu rejected the
-// pass, the encoder is invalid: the batch is discarded at once and its
-// validation error returned.
+// pass, the encoder is invalid: the batch is replayed and submitted at once
+// (flushLocked) and a fresh encoder returned. The replay may mark buffers
+// failed, so callers check theirs (checkFailed) after this call.
 func (g *GPU) copyEncoder() (*wgpu.CommandEncoder, error) {
 	g.endPass()
 	if g.batchErr != nil {
-		return nil, g.flushLocked()
+		if err := g.flushLocked(); err != nil {
+			return nil, err
+		}
 	}
 	return g.encoder()
 }
 
 // endPass ends the open compute pass. wgpu validates the pass's commands
-// here; a failure dooms the batch, which flushLocked then discards.
+// here; a failure invalidates the encoder, and flushLocked replays the
+// batch.
 func (g *GPU) endPass() {
 	if g.pass == nil {
 		return
@@ -71,13 +75,18 @@ func (g *GPU) endPass() {
 	g.pass = nil
 }
 
-// encoderFailed handles a command that wgpu rejected: the encoder is now
-// invalid, so the batch is discarded at once and the error returned.
-func (g *GPU) encoderFailed(err error) error {
+// encoderFailed handles a transfer command that wgpu rejected as it was
+// recorded (it is logged already): the encoder is now invalid, so the batch
+// is replayed and submitted at once, which marks what the command writes
+// failed, and the command's error is returned.
+func (g *GPU) encoderFailed(what string, err error) error {
 	if g.batchErr == nil {
 		g.batchErr = err
 	}
-	return g.flushLocked()
+	if ferr := g.flushLocked(); ferr != nil {
+		return ferr
+	}
+	return fmt.Errorf("tessera: %s: %w", what, err)
 }
 
 // countCmd counts one recorded command and submits the batch at the cap.
@@ -94,6 +103,15 @@ func (g *GPU) countCmd() error {
 // must), submits, opens the next batch (from then on, blocks the submitted
 // batch references take the queue.WriteBuffer upload path again) and
 // throttles to MaxInFlight submissions in flight.
+//
+// When wgpu rejected the batch (at a pass's End, when a transfer was
+// recorded, or at Finish), submitting it would abort the process, so the
+// batch is replayed instead (replayLocked): every command that validates
+// is submitted, in order, and the buffers that the failed commands would
+// have written are marked failed. That is not an error of the flush: the
+// failure is reported by whatever later uses those buffers. An error is
+// returned only when the replay itself could not be prepared; then every
+// buffer the batch writes is marked failed and nothing of it ran.
 func (g *GPU) flushLocked() error {
 	if g.enc == nil {
 		g.pollLocked()
@@ -108,28 +126,39 @@ func (g *GPU) flushLocked() error {
 	}
 	g.enc.Release()
 	g.enc = nil
-	if err == nil && sub.slot != nil && len(g.arena) > 0 {
-		err = g.queue.WriteBuffer(sub.slot.buf, 0, g.arena)
+	var one [1]*wgpu.CommandBuffer
+	var cmds []*wgpu.CommandBuffer
+	switch {
+	case err == nil:
+		one[0] = cmd
+		cmds = one[:]
+		if sub.slot != nil && len(g.arena) > 0 {
+			if err = g.queue.WriteBuffer(sub.slot.buf, 0, g.arena); err != nil {
+				cmd.Release()
+				g.failAll(err)
+			}
+		}
+	default:
+		cmds, err = g.replayLocked(err)
 	}
+	g.resetLog()
 	g.batchRelease, g.slot, g.batchErr = nil, nil, nil
 	g.arena = g.arena[:0]
 	g.batch++
 	g.nCmds = 0
 	if err != nil {
-		// Submitting an invalid command buffer aborts the process in
-		// wgpu-native, so the batch is dropped; nothing of it reached the
-		// queue.
-		if cmd != nil {
-			cmd.Release()
-		}
+		// Nothing of the batch reached the queue; what it writes is
+		// marked failed.
 		sub.done.Store(true)
 		g.inflight = append(g.inflight, sub)
 		g.alloc.flushed()
 		g.retireDone()
-		return fmt.Errorf("tessera: recorded GPU work failed validation and was discarded (the outputs of that batch are undefined): %w", err)
+		return fmt.Errorf("tessera: recorded GPU work could not be submitted (what it writes is marked failed): %w", err)
 	}
-	sub.index = g.queue.Submit(cmd)
-	cmd.Release()
+	sub.index = g.queue.Submit(cmds...)
+	for _, c := range cmds {
+		c.Release()
+	}
 	g.lastIndex = sub.index
 	g.submits++
 	onSubmittedWorkDone(g.queue, func(wgpu.QueueWorkDoneStatus) { sub.done.Store(true) })
@@ -237,5 +266,6 @@ func (g *GPU) SetBatchCap(n int) {
 	}
 	g.mu.Lock()
 	g.batchCap = n
+	g.sizeLog(n)
 	g.mu.Unlock()
 }

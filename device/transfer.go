@@ -31,7 +31,9 @@ func checkRange(b *Buffer, off, n int64, what string) (int64, error) {
 // staging buffer and records a copy in the encoder, so the upload cannot
 // jump ahead of work that still reads the old contents. The latter case
 // includes a block that was freed and handed out again inside the open
-// batch: it keeps the lastUse of the work that read it before.
+// batch: it keeps the lastUse of the work that read it before. Writing a
+// buffer that a failed batch marked failed is an error wrapping its
+// *CommandFailedError.
 func (g *GPU) Write(dst *Buffer, offset int64, data []byte) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -63,13 +65,17 @@ func (g *GPU) Write(dst *Buffer, offset int64, data []byte) error {
 		return fmt.Errorf("tessera: Write: creating a staging buffer: %w", err)
 	}
 	enc, err := g.copyEncoder()
+	if err == nil {
+		err = g.checkFailed("Write", dst)
+	}
 	if err != nil {
 		staging.Release()
 		return err
 	}
 	g.batchRelease = append(g.batchRelease, staging)
+	g.logCopy("upload", raw, dst, uint64(offset), staging, nil, 0, uint64(n4))
 	if err := enc.CopyBufferToBuffer(staging, 0, raw, uint64(offset), uint64(n4)); err != nil {
-		return g.encoderFailed(err)
+		return g.encoderFailed("Write", err)
 	}
 	blk.lastUse = g.batch
 	return g.countCmd()
@@ -91,11 +97,15 @@ func (g *GPU) Fill(dst *Buffer, offset, size int64) error {
 		return err
 	}
 	enc, err := g.copyEncoder()
+	if err == nil {
+		err = g.checkFailed("Fill", dst)
+	}
 	if err != nil {
 		return err
 	}
+	g.logClear(dst, uint64(offset), uint64(n4))
 	if err := enc.ClearBuffer(dst.blk.raw.(*wgpu.Buffer), uint64(offset), uint64(n4)); err != nil {
-		return g.encoderFailed(err)
+		return g.encoderFailed("Fill", err)
 	}
 	dst.blk.lastUse = g.batch
 	return g.countCmd()
@@ -131,24 +141,32 @@ func (g *GPU) Copy(dst *Buffer, dstOff int64, src *Buffer, srcOff, size int64) e
 			}
 			return fmt.Errorf("tessera: Copy: %w", err)
 		}
-		err = g.copyLocked(tmp, 0, src.blk, srcOff, n4)
+		// A Buffer of its own, so that a failed first copy taints the
+		// second in a replay.
+		t := &Buffer{gpu: g, blk: tmp, size: n4}
+		err = g.copyLocked(t, 0, src, srcOff, n4)
 		if err == nil {
-			err = g.copyLocked(dst.blk, dstOff, tmp, 0, n4)
+			err = g.copyLocked(dst, dstOff, t, 0, n4)
 		}
 		g.alloc.free(tmp, g.batch, g.completed)
 		return err
 	}
-	return g.copyLocked(dst.blk, dstOff, src.blk, srcOff, n4)
+	return g.copyLocked(dst, dstOff, src, srcOff, n4)
 }
 
-func (g *GPU) copyLocked(dst *block, dstOff int64, src *block, srcOff, n int64) error {
+func (g *GPU) copyLocked(dst *Buffer, dstOff int64, src *Buffer, srcOff, n int64) error {
 	enc, err := g.copyEncoder()
+	if err == nil {
+		err = g.checkFailed("Copy", src, dst)
+	}
 	if err != nil {
 		return err
 	}
-	if err := enc.CopyBufferToBuffer(src.raw.(*wgpu.Buffer), uint64(srcOff), dst.raw.(*wgpu.Buffer), uint64(dstOff), uint64(n)); err != nil {
-		return g.encoderFailed(err)
+	sraw, draw := src.blk.raw.(*wgpu.Buffer), dst.blk.raw.(*wgpu.Buffer)
+	g.logCopy("copy", draw, dst, uint64(dstOff), sraw, src, uint64(srcOff), uint64(n))
+	if err := enc.CopyBufferToBuffer(sraw, uint64(srcOff), draw, uint64(dstOff), uint64(n)); err != nil {
+		return g.encoderFailed("Copy", err)
 	}
-	src.lastUse, dst.lastUse = g.batch, g.batch
+	src.blk.lastUse, dst.blk.lastUse = g.batch, g.batch
 	return g.countCmd()
 }

@@ -41,13 +41,15 @@ type Caps struct {
 	MaxWorkgroupSizeY          int
 	MaxWorkgroupSizeZ          int
 	MaxWorkgroupsPerDimension  int // bound on each of Kernel.Groups
-	MinStorageOffsetAlignment  int // Binding.Offset must be a multiple
+	MinStorageOffsetAlignment  int // Binding.Offset must be a multiple; at least BindingQuantum
 	MinUniformOffsetAlignment  int
 	MaxUniformBindingSize      int64
 	MaxParamsSize              int // bytes of Kernel.Params (the uniform window)
 }
 
 // Binding is one storage buffer binding of a kernel, @group(0) @binding(i).
+// Run binds Size rounded up to BindingQuantum bytes (at least one
+// quantum), which stays inside the buffer's block (see the package doc).
 type Binding struct {
 	Buf      *Buffer
 	Offset   int64 // bytes; a multiple of Caps.MinStorageOffsetAlignment
@@ -57,6 +59,10 @@ type Binding struct {
 
 // Kernel is one compute dispatch.
 type Kernel struct {
+	// Label names the kernel in errors, such as the CommandFailedError of
+	// a kernel that failed validation (the tensor layer passes the op's
+	// name); "" names it by entry point and binding signature.
+	Label string
 	// Source is the WGSL text; pipelines are cached by source text and
 	// binding signature.
 	Source string

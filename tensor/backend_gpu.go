@@ -47,7 +47,9 @@ func wlay(t *Tensor) wgsl.Layout {
 func gbuf(t *Tensor) *device.Buffer { return t.ref.s.buf.(*device.Buffer) }
 
 // check turns an environment failure (out of memory, device lost, a
-// kernel the driver rejects) into the op's panic.
+// kernel the driver rejects, an operand whose contents a failed GPU batch
+// could not produce: device.CommandFailedError) into the op's panic, a
+// *Error wrapping the device's error.
 func (b *gpuBackend) check(op string, err error) {
 	if err != nil {
 		panic(&Error{Op: op, Err: err, Devices: []Device{b.dev}})
@@ -58,9 +60,9 @@ func (b *gpuBackend) alloc(dt DType, n int) (any, error) {
 	if dt == Float64 {
 		return nil, ErrDType
 	}
-	// Pad to 16 bytes: vec4 kernels read whole vec4s, and WGSL checks
-	// that a binding holds at least one.
-	return b.g.Alloc((int64(n)*4 + 15) &^ 15)
+	// No padding here: the device pads every block and binding to whole
+	// 16-byte quanta (package device's one rule), which vec4 kernels need.
+	return b.g.Alloc(int64(n) * 4)
 }
 
 func (b *gpuBackend) free(dt DType, buf any) { b.g.Free(buf.(*device.Buffer)) }
@@ -168,7 +170,7 @@ func (b *gpuBackend) runBound(op string, k wgsl.Kernel, err error, bufs map[stri
 		bb.ReadOnly = kb.ReadOnly
 		binds[i] = bb
 	}
-	b.check(op, b.g.Run(device.Kernel{Source: k.Source, Entry: k.Entry, Bindings: binds, Params: k.Params, Groups: k.Groups}))
+	b.check(op, b.g.Run(device.Kernel{Label: op, Source: k.Source, Entry: k.Entry, Bindings: binds, Params: k.Params, Groups: k.Groups}))
 }
 
 // runPlan runs a multi-kernel plan, allocating its scratch buffer.

@@ -54,7 +54,13 @@
 // (not uploaded from the host) is checked by a kernel on the device and
 // reported, naming the index op, at the next read or Sync, as CUDA
 // reports device-side asserts; reading it back at once would stall the
-// device on every such op.
+// device on every such op. A GPU kernel that the driver rejects (a
+// Tessera bug: valid input never fails validation) costs only what
+// depends on it: every other op recorded in its batch still runs, in-place
+// updates and other goroutines' ops included, and reading or using a
+// tensor that the rejected kernel, or an op reading its output, would have
+// written panics with an *Error wrapping a *device.CommandFailedError
+// (device.ErrCommandFailed) and the driver's own error.
 //
 // Dtypes. Float32 is the default. Float64 lives on the CPU only (WGSL
 // has no f64): moving it to a GPU is an ErrDType error, never a silent
