@@ -94,7 +94,7 @@ func CheckSecondOrder(f func(xs []*tensor.Tensor) *tensor.Tensor, xs []*tensor.T
 			}
 		}
 		if !y.RequiresGrad() {
-			return tensor.Zeros(nil, tensor.Of(y.DType()), tensor.On(y.Device()))
+			return tensor.Zeros(nil, tensor.Like(y))
 		}
 		v := weights(y)
 		gs := Grad(y, diff, CreateGraph(), GradOutput(v))
@@ -111,7 +111,7 @@ func CheckSecondOrder(f func(xs []*tensor.Tensor) *tensor.Tensor, xs []*tensor.T
 			}
 		}
 		if sum == nil {
-			return tensor.Zeros(nil, tensor.Of(y.DType()), tensor.On(y.Device()))
+			return tensor.Zeros(nil, tensor.Like(y))
 		}
 		return sum
 	}

@@ -15,7 +15,10 @@
 // Backward frees what the forward pass saved as it goes; a second
 // backward through the same graph is an error unless the first passed
 // RetainGraph. CreateGraph records the backward pass itself, so gradients
-// can be differentiated again. Check compares the gradients Backward
+// can be differentiated again. The rules compute in the loss's context
+// (tensor.Context): with grad mode off there, unless CreateGraph asks
+// for it on, so backward on one goroutine never changes what another
+// goroutine records. Check compares the gradients Backward
 // computes with central finite differences, and CheckSecondOrder does
 // the same for the gradients of gradients.
 package autograd

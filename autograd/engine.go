@@ -176,10 +176,12 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 			collect()
 		}
 	}
+	// The rules compute in y's context (tensor.Context): without
+	// CreateGraph they must not record, with it they must.
 	if c.createGraph {
-		tensor.EnableGrad(body)
+		y.Context().EnableGrad(body)
 	} else {
-		tensor.NoGrad(body)
+		y.Context().NoGrad(body)
 	}
 	return results
 }

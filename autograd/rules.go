@@ -35,7 +35,7 @@ func merge(tables ...map[tensor.Op]rule) map[tensor.Op]rule {
 func grads(gs ...*tensor.Tensor) []*tensor.Tensor { return gs }
 
 // zero returns the 0-d zero of g's dtype on g's device.
-func zero(g *tensor.Tensor) *tensor.Tensor { return tensor.Scalar(0, g.DType(), g.Device()) }
+func zero(g *tensor.Tensor) *tensor.Tensor { return tensor.Zeros(nil, tensor.Like(g)) }
 
 // mask returns g where cond is true and 0 elsewhere.
 func mask(cond, g *tensor.Tensor) *tensor.Tensor { return tensor.Where(cond, g, zero(g)) }

@@ -39,20 +39,20 @@ func amaxGrad(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
 }
 
 func indexedGrad(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
-	z := tensor.Zeros(n.Attrs.Shape, tensor.Of(g.DType()), tensor.On(g.Device()))
+	z := tensor.Zeros(n.Attrs.Shape, tensor.Like(g))
 	return grads(z.ScatterAdd(n.Attrs.Dim, n.Attrs.Index, g))
 }
 
 var indexRules = map[tensor.Op]rule{
 	tensor.OpIndexSelect: func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
-		z := tensor.Zeros(n.Attrs.Shape, tensor.Of(g.DType()), tensor.On(g.Device()))
+		z := tensor.Zeros(n.Attrs.Shape, tensor.Like(g))
 		return grads(z.IndexAdd(n.Attrs.Dim, n.Attrs.Index, g))
 	},
 	tensor.OpIndexAdd: func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
 		return grads(g, g.IndexSelect(n.Attrs.Dim, n.Attrs.Index))
 	},
 	tensor.OpGather: func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
-		z := tensor.Zeros(n.Attrs.Shape, tensor.Of(g.DType()), tensor.On(g.Device()))
+		z := tensor.Zeros(n.Attrs.Shape, tensor.Like(g))
 		return grads(z.ScatterAdd(n.Attrs.Dim, n.Attrs.Index, g))
 	},
 	// src gets the gradient at the positions index covers, zero-padded to
@@ -64,7 +64,7 @@ var indexRules = map[tensor.Op]rule{
 			if size < want[d] {
 				pad := gs.Shape()
 				pad[d] = want[d] - size
-				gs = tensor.Cat([]*tensor.Tensor{gs, tensor.Zeros(pad, tensor.Of(gs.DType()), tensor.On(gs.Device()))}, d)
+				gs = tensor.Cat([]*tensor.Tensor{gs, tensor.Zeros(pad, tensor.Like(gs))}, d)
 			}
 		}
 		return grads(g, gs)

@@ -109,11 +109,9 @@ func ClipGradValue(params []*tensor.Tensor, clip float64) {
 	if !(clip >= 0) {
 		fail("ClipGradValue", tensor.ErrArgument, fmt.Sprintf("clip value must be non-negative, got %g", clip))
 	}
-	tensor.NoGrad(func() {
-		for _, p := range params {
-			if g := p.Grad(); g != nil {
-				g.ClampInPlace(-clip, clip)
-			}
+	for _, p := range params {
+		if g := p.Grad(); g != nil {
+			g.Context().NoGrad(func() { g.ClampInPlace(-clip, clip) })
 		}
-	})
+	}
 }

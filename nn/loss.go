@@ -155,7 +155,7 @@ func nll(op string, logp, target *tensor.Tensor, opts []LossOption) *tensor.Tens
 	cd := classDim(logp)
 	valid := target.NeScalar(float64(c.ignore))
 	// Ignored positions read class 0, then are masked out.
-	safe := tensor.Where(valid, target, tensor.Scalar(0, tensor.Int32, dev))
+	safe := tensor.Where(valid, target, tensor.Full(nil, 0, tensor.Like(target)))
 	idx := safe.Unsqueeze(cd)
 	picked := logp.Gather(cd, idx).Squeeze(cd) // target's shape
 	var w *tensor.Tensor
@@ -167,7 +167,7 @@ func nll(op string, logp, target *tensor.Tensor, opts []LossOption) *tensor.Tens
 		w = c.weight.Cast(dt).IndexSelect(0, safe.Reshape(-1)).Reshape(target.Shape()...)
 		picked = picked.Mul(w)
 	}
-	zero := tensor.Scalar(0, dt, dev)
+	zero := tensor.Full(nil, 0, tensor.Like(logp))
 	loss := tensor.Where(valid, picked.Neg(), zero)
 	switch c.reduction {
 	case ReduceNone:

@@ -38,7 +38,7 @@ func moveParam(p **tensor.Tensor, dev tensor.Device) {
 		return
 	}
 	var moved *tensor.Tensor
-	tensor.NoGrad(func() { moved = t.Detach().To(dev) })
+	t.Context().NoGrad(func() { moved = t.Detach().To(dev) })
 	*p = moved.SetRequiresGrad(t.RequiresGrad())
 }
 

@@ -111,7 +111,7 @@ func zeroState(op string, x, s *tensor.Tensor, hidden int) *tensor.Tensor {
 	}
 	want := append(x.Shape()[:x.Dim()-1], hidden)
 	if s == nil {
-		return tensor.Zeros(want, tensor.Of(x.DType()), tensor.On(x.Device()))
+		return tensor.Zeros(want, tensor.Like(x))
 	}
 	if !slices.Equal(s.Shape(), want) {
 		fail(op, tensor.ErrShape, fmt.Sprintf("the state must have shape %v", want), x, s)

@@ -69,7 +69,7 @@ func (o *Adam) Step() {
 			v = o.vm[i]
 		}
 		// (√v / √bc2) + eps, with a true division as in PyTorch.
-		s := tmp.add(tensor.Scalar(math.Sqrt(bc2), p.DType(), p.Device()))
+		s := tmp.add(tensor.Full(nil, math.Sqrt(bc2), tensor.Like(p)))
 		denom := tmp.add(tmp.add(v.Sqrt()).Div(s)).AddScalarInPlace(c.eps)
 		p.AddcdivInPlace(m, denom, -c.lr/bc1)
 	})

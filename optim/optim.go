@@ -3,7 +3,8 @@
 // and RMSProp, each following torch.optim's single-tensor update formulas
 // (PyTorch 1.13) step for step.
 //
-// Updates run in place under tensor.NoGrad with the fused in-place ops
+// Updates run in place, under NoGrad in each parameter's context
+// (tensor.Context), with the fused in-place ops
 // (AddInPlace, AddcmulInPlace, AddcdivInPlace), so they run on whatever
 // device the parameters live on. Optimizer state (momentum buffers,
 // moment estimates) is created on the first Step, on the parameter's
@@ -180,16 +181,17 @@ func (b *base) ZeroGrad() {
 	}
 }
 
-// step runs update for each parameter that has a gradient, under NoGrad,
-// handing it the gradient (negated for Maximize, plus the L2 term when l2
-// is true) and releasing the temporaries afterwards.
+// step runs update for each parameter that has a gradient, under NoGrad
+// in the parameter's context (tensor.Context), handing it the gradient
+// (negated for Maximize, plus the L2 term when l2 is true) and releasing
+// the temporaries afterwards.
 func (b *base) step(l2 bool, update func(i int, p, g *tensor.Tensor, tmp *temps)) {
-	tensor.NoGrad(func() {
-		for i, p := range b.params {
-			g := p.Grad()
-			if g == nil {
-				continue
-			}
+	for i, p := range b.params {
+		g := p.Grad()
+		if g == nil {
+			continue
+		}
+		p.Context().NoGrad(func() {
 			var tmp temps
 			if b.cfg.maximize {
 				g = tmp.add(g.Neg())
@@ -199,8 +201,8 @@ func (b *base) step(l2 bool, update func(i int, p, g *tensor.Tensor, tmp *temps)
 			}
 			update(i, p, g, &tmp)
 			tmp.release()
-		}
-	})
+		})
+	}
 }
 
 // temps collects temporaries of one update, released together.

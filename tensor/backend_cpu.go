@@ -19,7 +19,7 @@ func (cpuBackend) alloc(dt DType, n int) (any, error) { return cpuPool.get(dt, n
 func (cpuBackend) free(dt DType, buf any) { cpuPool.put(buf) }
 
 func (cpuBackend) write(dst *Tensor, src any) {
-	defer keepAlive(dst)
+	defer unpin(pin(dst))
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		copy(d, src.([]float32))
@@ -33,7 +33,7 @@ func (cpuBackend) write(dst *Tensor, src any) {
 }
 
 func (cpuBackend) read(x *Tensor) any {
-	defer keepAlive(x)
+	defer unpin(pin(x))
 	switch b := x.ref.s.buf.(type) {
 	case []float32:
 		return readAs(b, x)
@@ -54,7 +54,7 @@ func readAs[T cpu.Elem](b []T, x *Tensor) []T {
 }
 
 func (cpuBackend) fill(dst *Tensor, v float64) {
-	defer keepAlive(dst)
+	defer unpin(pin(dst))
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		cpu.Fill(d, lay(dst), float32(v))
@@ -68,7 +68,7 @@ func (cpuBackend) fill(dst *Tensor, v float64) {
 }
 
 func (cpuBackend) copy(dst, x *Tensor) {
-	defer keepAlive(dst, x)
+	defer unpin(pin(dst, x))
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		cpu.Copy(d, lay(dst), x.ref.s.buf.([]float32), lay(x))
@@ -82,7 +82,7 @@ func (cpuBackend) copy(dst, x *Tensor) {
 }
 
 func (cpuBackend) cast(dst, x *Tensor) {
-	defer keepAlive(dst, x)
+	defer unpin(pin(dst, x))
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		castInto(d, dst, x)
@@ -109,7 +109,7 @@ func castInto[D cpu.Elem](d []D, dst, x *Tensor) {
 }
 
 func (cpuBackend) unary(op Op, p [2]float64, dst, x *Tensor) {
-	defer keepAlive(dst, x)
+	defer unpin(pin(dst, x))
 	code, params := opTable[op].cpuUnary, cpu.UnaryParams{A: p[0], B: p[1]}
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -124,7 +124,7 @@ func (cpuBackend) unary(op Op, p [2]float64, dst, x *Tensor) {
 }
 
 func (cpuBackend) binary(op Op, dst, x, y *Tensor) {
-	defer keepAlive(dst, x, y)
+	defer unpin(pin(dst, x, y))
 	code := opTable[op].cpuBinary
 	if code.IsLogical() {
 		cpu.Logical(code, dst.ref.s.buf.([]bool), lay(dst), x.ref.s.buf.([]bool), lay(x), y.ref.s.buf.([]bool), lay(y))
@@ -171,7 +171,7 @@ func boolsAsInt32(x *Tensor) []int32 {
 }
 
 func (cpuBackend) ternary(op Op, s float64, dst, a, b, c *Tensor) {
-	defer keepAlive(dst, a, b, c)
+	defer unpin(pin(dst, a, b, c))
 	code := cpu.Addcmul
 	if op == OpAddcdiv {
 		code = cpu.Addcdiv
@@ -185,7 +185,7 @@ func (cpuBackend) ternary(op Op, s float64, dst, a, b, c *Tensor) {
 }
 
 func (cpuBackend) where(dst, cond, x, y *Tensor) {
-	defer keepAlive(dst, cond, x, y)
+	defer unpin(pin(dst, cond, x, y))
 	cb := cond.ref.s.buf.([]bool)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -202,7 +202,7 @@ func (cpuBackend) where(dst, cond, x, y *Tensor) {
 var cpuReduceOps = map[Op]cpu.ReduceOp{OpSum: cpu.SumOp, OpAmax: cpu.MaxOp, OpAmin: cpu.MinOp, OpMaxDim: cpu.MaxOp, OpMinDim: cpu.MinOp, OpArgMax: cpu.MaxOp, OpArgMin: cpu.MinOp}
 
 func (cpuBackend) reduce(op Op, dst, x *Tensor) {
-	defer keepAlive(dst, x)
+	defer unpin(pin(dst, x))
 	code := cpuReduceOps[op]
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -215,7 +215,7 @@ func (cpuBackend) reduce(op Op, dst, x *Tensor) {
 }
 
 func (cpuBackend) argReduce(op Op, vals, idx, x *Tensor, dim int) {
-	defer keepAlive(vals, idx, x)
+	defer unpin(pin(vals, idx, x))
 	code := cpuReduceOps[op]
 	ib := idx.ref.s.buf.([]int32)
 	var vl cpu.Layout
@@ -240,7 +240,7 @@ func valsBuf[T cpu.Number](vals *Tensor) []T {
 }
 
 func (cpuBackend) cumsum(dst, x *Tensor, dim int) {
-	defer keepAlive(dst, x)
+	defer unpin(pin(dst, x))
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		cpu.CumSum(d, lay(dst), x.ref.s.buf.([]float32), lay(x), dim)
@@ -252,7 +252,7 @@ func (cpuBackend) cumsum(dst, x *Tensor, dim int) {
 }
 
 func (cpuBackend) softmax(log bool, dst, x *Tensor, dim int) {
-	defer keepAlive(dst, x)
+	defer unpin(pin(dst, x))
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		cpu.Softmax(log, d, lay(dst), x.ref.s.buf.([]float32), lay(x), dim)
@@ -262,7 +262,7 @@ func (cpuBackend) softmax(log bool, dst, x *Tensor, dim int) {
 }
 
 func (cpuBackend) matmul(dst, a, b *Tensor) {
-	defer keepAlive(dst, a, b)
+	defer unpin(pin(dst, a, b))
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		cpu.MatMul(d, lay(dst), a.ref.s.buf.([]float32), lay(a), b.ref.s.buf.([]float32), lay(b))
@@ -272,7 +272,7 @@ func (cpuBackend) matmul(dst, a, b *Tensor) {
 }
 
 func (cpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
-	defer keepAlive(dst, x, index)
+	defer unpin(pin(dst, x, index))
 	ib := index.ref.s.buf.([]int32)[index.offset : index.offset+index.Numel()]
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -288,7 +288,7 @@ func (cpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
 }
 
 func (cpuBackend) indexAdd(dst, index, src *Tensor, dim int) error {
-	defer keepAlive(dst, index, src)
+	defer unpin(pin(dst, index, src))
 	ib := index.ref.s.buf.([]int32)[index.offset : index.offset+index.Numel()]
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -302,7 +302,7 @@ func (cpuBackend) indexAdd(dst, index, src *Tensor, dim int) error {
 }
 
 func (cpuBackend) gather(dst, x, index *Tensor, dim int) error {
-	defer keepAlive(dst, x, index)
+	defer unpin(pin(dst, x, index))
 	ib := index.ref.s.buf.([]int32)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -318,7 +318,7 @@ func (cpuBackend) gather(dst, x, index *Tensor, dim int) error {
 }
 
 func (cpuBackend) scatterAdd(dst, index, src *Tensor, dim int) error {
-	defer keepAlive(dst, index, src)
+	defer unpin(pin(dst, index, src))
 	ib := index.ref.s.buf.([]int32)
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
@@ -332,7 +332,7 @@ func (cpuBackend) scatterAdd(dst, index, src *Tensor, dim int) error {
 }
 
 func (cpuBackend) random(normal bool, dst *Tensor, seed, offset uint64, a, b float64) {
-	defer keepAlive(dst)
+	defer unpin(pin(dst))
 	switch d := dst.ref.s.buf.(type) {
 	case []float32:
 		randomInto(normal, d[dst.offset:dst.offset+dst.Numel()], seed, offset, a, b)

@@ -68,7 +68,7 @@ func (b *gpuBackend) alloc(dt DType, n int) (any, error) {
 func (b *gpuBackend) free(dt DType, buf any) { b.g.Free(buf.(*device.Buffer)) }
 
 func (b *gpuBackend) write(dst *Tensor, src any) {
-	defer keepAlive(dst)
+	defer unpin(pin(dst))
 	if v, ok := src.([]int32); ok {
 		lo, hi := int32Range(v)
 		dst.ref.s.setIndexRange(lo, hi, true)
@@ -77,7 +77,7 @@ func (b *gpuBackend) write(dst *Tensor, src any) {
 }
 
 func (b *gpuBackend) read(x *Tensor) any {
-	defer keepAlive(x)
+	defer unpin(pin(x))
 	b.checks.raise(b)
 	src := x
 	if !x.IsContiguous() {
@@ -191,7 +191,7 @@ func (b *gpuBackend) runPlan(op string, p wgsl.Plan, err error, bufs map[string]
 // Operands whose storage exceeds the per-binding limit are bound by
 // ranges, the dispatch split into chunks that fit (gpu_ranges.go).
 func (b *gpuBackend) elementwise(op, expr string, p [2]float64, dst *Tensor, ins ...*Tensor) {
-	defer keepAlive(dst)
+	defer unpin(pin(dst))
 	for _, c := range b.bindingChunks(op, append([]*Tensor{dst}, ins...)) {
 		b.elementwiseChunk(op, expr, p, c)
 	}
@@ -222,7 +222,7 @@ func (b *gpuBackend) elementwiseChunk(op, expr string, p [2]float64, c bindChunk
 }
 
 func (b *gpuBackend) fill(dst *Tensor, v float64) {
-	defer keepAlive(dst)
+	defer unpin(pin(dst))
 	expr := "p0"
 	if dst.dtype == Bool {
 		expr = "p0 != 0.0 || isnan_(p0)" // the scalar is an f32; bool(NaN) is true
@@ -233,7 +233,7 @@ func (b *gpuBackend) fill(dst *Tensor, v float64) {
 func (b *gpuBackend) copy(dst, x *Tensor) { b.elementwise("copy", "x", [2]float64{}, dst, x) }
 
 func (b *gpuBackend) cast(dst, x *Tensor) {
-	defer keepAlive(dst, x)
+	defer unpin(pin(dst, x))
 	var expr string
 	switch {
 	case dst.dtype == Bool && x.dtype == Float32:
@@ -268,12 +268,12 @@ func wgslOne(dt DType) string {
 }
 
 func (b *gpuBackend) unary(op Op, p [2]float64, dst, x *Tensor) {
-	defer keepAlive(dst, x)
+	defer unpin(pin(dst, x))
 	b.elementwise(op.String(), wgslExpr(op, x.dtype), p, dst, x)
 }
 
 func (b *gpuBackend) binary(op Op, dst, x, y *Tensor) {
-	defer keepAlive(dst, x, y)
+	defer unpin(pin(dst, x, y))
 	b.elementwise(op.String(), wgslExpr(op, x.dtype), [2]float64{}, dst, x, y)
 }
 
@@ -290,7 +290,7 @@ func wgslExpr(op Op, dt DType) string {
 }
 
 func (b *gpuBackend) ternary(op Op, s float64, dst, a, x, y *Tensor) {
-	defer keepAlive(dst, a, x, y)
+	defer unpin(pin(dst, a, x, y))
 	expr := "x + p0 * y * z"
 	if op == OpAddcdiv {
 		expr = "x + p0 * y / z"
@@ -299,20 +299,20 @@ func (b *gpuBackend) ternary(op Op, s float64, dst, a, x, y *Tensor) {
 }
 
 func (b *gpuBackend) where(dst, cond, x, y *Tensor) {
-	defer keepAlive(dst, cond, x, y)
+	defer unpin(pin(dst, cond, x, y))
 	b.elementwise("Where", "select(z, y, x)", [2]float64{}, dst, cond, x, y)
 }
 
 var gpuReduceOps = map[Op]string{OpSum: "sum", OpAmax: "max", OpAmin: "min", OpMaxDim: "max", OpMinDim: "min", OpArgMax: "max", OpArgMin: "min"}
 
 func (b *gpuBackend) reduce(op Op, dst, x *Tensor) {
-	defer keepAlive(dst, x)
+	defer unpin(pin(dst, x))
 	p, err := wgsl.Reduce(gpuReduceOps[op], wgslType(x.dtype), wlay(dst), wlay(x), b.lim)
 	b.runPlan(op.String(), p, err, map[string]*device.Buffer{"out": gbuf(dst), "x": gbuf(x)})
 }
 
 func (b *gpuBackend) argReduce(op Op, vals, idx, x *Tensor, dim int) {
-	defer keepAlive(vals, idx, x)
+	defer unpin(pin(vals, idx, x))
 	bufs := map[string]*device.Buffer{"idx": gbuf(idx), "x": gbuf(x)}
 	var vl *wgsl.Layout
 	if vals != nil {
@@ -345,19 +345,19 @@ func (b *gpuBackend) lineBufs(dst, x *Tensor) map[string]*device.Buffer {
 }
 
 func (b *gpuBackend) cumsum(dst, x *Tensor, dim int) {
-	defer keepAlive(dst, x)
+	defer unpin(pin(dst, x))
 	k, err := wgsl.CumSum(wgslType(x.dtype), b.lineArgs(dst, x, dim))
 	b.run("CumSum", k, err, b.lineBufs(dst, x))
 }
 
 func (b *gpuBackend) softmax(log bool, dst, x *Tensor, dim int) {
-	defer keepAlive(dst, x)
+	defer unpin(pin(dst, x))
 	k, err := wgsl.Softmax(log, b.lineArgs(dst, x, dim))
 	b.run("Softmax", k, err, b.lineBufs(dst, x))
 }
 
 func (b *gpuBackend) matmul(dst, a, m *Tensor) {
-	defer keepAlive(dst, a, m)
+	defer unpin(pin(dst, a, m))
 	k, err := wgsl.MatMul(wlay(dst), wlay(a), wlay(m), b.lim)
 	b.run("MatMul", k, err, map[string]*device.Buffer{"out": gbuf(dst), "a": gbuf(a), "b": gbuf(m)})
 }
@@ -367,35 +367,35 @@ func (b *gpuBackend) matmul(dst, a, m *Tensor) {
 // (index_range.go), so these return no error.
 
 func (b *gpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
-	defer keepAlive(dst, x, index)
+	defer unpin(pin(dst, x, index))
 	k, err := wgsl.IndexSelect(wlay(dst), wlay(x), dim, wlay(index), b.lim)
 	b.run("IndexSelect", k, err, map[string]*device.Buffer{"out": gbuf(dst), "x": gbuf(x), "index": gbuf(index)})
 	return nil
 }
 
 func (b *gpuBackend) indexAdd(dst, index, src *Tensor, dim int) error {
-	defer keepAlive(dst, index, src)
+	defer unpin(pin(dst, index, src))
 	k, err := wgsl.IndexAdd(wgslType(dst.dtype), wlay(dst), dim, wlay(index), wlay(src), b.lim)
 	b.run("IndexAdd", k, err, map[string]*device.Buffer{"dst": gbuf(dst), "index": gbuf(index), "src": gbuf(src)})
 	return nil
 }
 
 func (b *gpuBackend) gather(dst, x, index *Tensor, dim int) error {
-	defer keepAlive(dst, x, index)
+	defer unpin(pin(dst, x, index))
 	k, err := wgsl.Gather(wlay(dst), wlay(x), dim, wlay(index), b.lim)
 	b.run("Gather", k, err, map[string]*device.Buffer{"out": gbuf(dst), "x": gbuf(x), "index": gbuf(index)})
 	return nil
 }
 
 func (b *gpuBackend) scatterAdd(dst, index, src *Tensor, dim int) error {
-	defer keepAlive(dst, index, src)
+	defer unpin(pin(dst, index, src))
 	k, err := wgsl.ScatterAdd(wgslType(dst.dtype), wlay(dst), dim, wlay(index), wlay(src), b.lim)
 	b.run("ScatterAdd", k, err, map[string]*device.Buffer{"dst": gbuf(dst), "index": gbuf(index), "src": gbuf(src)})
 	return nil
 }
 
 func (b *gpuBackend) random(normal bool, dst *Tensor, seed, offset uint64, lo, hi float64) {
-	defer keepAlive(dst)
+	defer unpin(pin(dst))
 	dist := "uniform"
 	if normal {
 		dist = "normal"

@@ -52,14 +52,14 @@ func covUnary(f func(x *tensor.Tensor) *tensor.Tensor) covCase {
 
 func covBinary(f func(x, y *tensor.Tensor) *tensor.Tensor) covCase { return covCase{call: f} }
 
-// covIndex returns an Int32 index tensor on x's device.
+// covIndex returns an Int32 index tensor on x's device, in x's context.
 func covIndex(x *tensor.Tensor, data []int32, shape ...int) *tensor.Tensor {
-	return tensor.New(data, shape...).To(x.Device())
+	return tensor.From(data, shape, tensor.On(x.Device()), tensor.In(x.Context()))
 }
 
-// covMask returns a 2×3 Bool condition on x's device.
+// covMask returns a 2×3 Bool condition on x's device, in x's context.
 func covMask(x *tensor.Tensor) *tensor.Tensor {
-	return tensor.New([]bool{true, false, true, false, true, false}, 2, 3).To(x.Device())
+	return tensor.From([]bool{true, false, true, false, true, false}, []int{2, 3}, tensor.On(x.Device()), tensor.In(x.Context()))
 }
 
 // covCastTarget is the dtype Cast converts each input dtype to: another

@@ -11,6 +11,7 @@ type options struct {
 	dtypeSet bool
 	device   Device
 	gen      *Generator
+	ctx      *Context
 }
 
 // Of sets the dtype (default Float32, or what the function documents).
@@ -24,16 +25,17 @@ func On(dev Device) Option { return func(o *options) { o.device = dev } }
 func WithGenerator(g *Generator) Option { return func(o *options) { o.gen = g } }
 
 func makeOptions(opts []Option) options {
-	o := options{dtype: Float32, device: CPU}
+	o := options{dtype: Float32, device: CPU, ctx: defaultContext}
 	for _, f := range opts {
 		f(&o)
 	}
 	return o
 }
 
-// like returns the options that make a tensor like t, overridden by opts.
+// like returns the options that make a tensor like t (dtype, device and
+// context), overridden by opts.
 func like(t *Tensor, opts []Option) []Option {
-	return append([]Option{Of(t.dtype), On(t.Device())}, opts...)
+	return append([]Option{Like(t)}, opts...)
 }
 
 // empty allocates an uninitialised tensor, checking the shape.
@@ -49,7 +51,10 @@ func empty(op string, shape []int, o options) *Tensor {
 	if err := Available(o.device); err != nil {
 		panic(&Error{Op: op, Err: ErrDevice, Detail: err.Error(), Devices: []Device{o.device}})
 	}
-	return newTensor(o.dtype, shape, o.device)
+	t := newTensor(o.dtype, shape, o.device)
+	t.ctx = o.ctx
+	o.ctx.track(t)
+	return t
 }
 
 // Full returns a tensor of the given shape filled with v.

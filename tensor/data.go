@@ -40,9 +40,39 @@ func New[T Element](data []T, shape ...int) *Tensor {
 	if numel(shape) != len(data) {
 		failf("New", ErrShape, nil, "%d elements do not fill shape %v", len(data), shape)
 	}
-	t := newTensor(dtypeOf[T](), shape, CPU)
+	t := empty("New", shape, options{dtype: dtypeOf[T](), device: CPU, ctx: defaultContext})
 	backends[KindCPU].write(t, data)
 	return t
+}
+
+// From returns a tensor of the given shape holding a copy of data in
+// row-major order, made as the options say: on the device of On (default
+// the CPU), in the context of In (see Context), cast to the dtype of Of
+// (default data's own). It panics with ErrShape when len(data) does not
+// match the shape.
+//
+//	x := tensor.From(pixels, []int{batch, 784}, tensor.On(gpu), tensor.In(c))
+func From[T Element](data []T, shape []int, opts ...Option) *Tensor {
+	o := makeOptions(opts)
+	want, dev := o.dtype, o.device
+	if !o.dtypeSet {
+		want = dtypeOf[T]()
+	}
+	if numel(shape) != len(data) {
+		failf("From", ErrShape, nil, "%d elements do not fill shape %v", len(data), shape)
+	}
+	// Upload the data as they are, then cast; float64 data are cast on
+	// the CPU, since the GPU has no f64.
+	o.dtype = dtypeOf[T]()
+	if o.dtype == Float64 && dev.Kind == KindGPU {
+		o.device = CPU
+	}
+	t := empty("From", shape, o)
+	backendOf(o.device).write(t, data)
+	if want != o.dtype {
+		t = t.Cast(want)
+	}
+	return t.To(dev)
 }
 
 // FromInt64s returns an Int32 CPU tensor from int64 data (PyTorch's index

@@ -18,8 +18,9 @@
 // through package device. Tensor methods check arguments, promote
 // dtypes, broadcast and allocate; a backend only computes.
 //
-// When grad mode is on (see NoGrad) and an input requires grad, an op's
-// result records the Op, its inputs and its arguments as a Node (Source).
+// When grad mode is on (see NoGrad and Context) and an input requires
+// grad, an op's result records the Op, its inputs and its arguments as a
+// Node (Source).
 // The Node keeps the inputs its derivative rule reads alive, and checks
 // on access that no in-place op changed them since. Package autograd
 // walks these records backward; this package never imports it.
@@ -39,6 +40,22 @@
 //		autograd.Backward(loss)
 //		opt.Step()
 //	})
+//
+// Goroutines. Scopes and grad mode belong to a Context, and every tensor
+// belongs to one: a tensor made from data to the context its In option
+// names (the default context otherwise), a computed tensor to the
+// context of its first operand that is not kept. A program with one loop
+// never names a context. Each goroutine that runs a loop of its own (a
+// second training loop, an inference server under NoGrad, a producer of
+// batches) makes one with NewContext and creates its inputs in it; then
+// no other goroutine's Scope releases its tensors and no other
+// goroutine's NoGrad stops its recording. A batch handed from one loop
+// to another moves with Adopt. Reading a tensor from several goroutines
+// is safe; an op that meets a tensor another goroutine released panics
+// with ErrReleased, and the memory of a tensor released while an op
+// reads it stays valid until the op returns. Writing a tensor in place
+// while another goroutine reads it is a data race, as in any language:
+// serve inference from a copy of a model that is training.
 //
 // Errors. Misuse (mismatched shapes, dtypes or devices, a bad index or
 // argument, a released tensor) panics with an *Error that names the op

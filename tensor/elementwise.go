@@ -147,7 +147,7 @@ func (x *Tensor) DivScalar(s float64) *Tensor {
 	if !x.dtype.IsFloat() {
 		x = x.Cast(Float32)
 	}
-	return x.Div(Scalar(s, x.dtype, x.Device()))
+	return x.Div(Full(nil, s, Like(x)))
 }
 
 // RSub returns s - x.
@@ -249,9 +249,9 @@ func (x *Tensor) LogicalOr(y *Tensor) *Tensor { return x.binary(OpLogicalOr, y) 
 func (x *Tensor) LogicalNot() *Tensor { return x.EqScalar(0) }
 
 // scalarLike returns the 0-d tensor v with x's dtype (or Float32 for a
-// non-integral v and an integer x) on x's device.
+// non-integral v and an integer x) on x's device, in x's context.
 func (x *Tensor) scalarLike(v float64) *Tensor {
-	return Scalar(v, promoteScalar(x.dtype, v != math.Trunc(v)), x.Device())
+	return Full(nil, v, Like(x), Of(promoteScalar(x.dtype, v != math.Trunc(v))))
 }
 
 // EqScalar returns x == v as a Bool tensor; the other comparisons with a
@@ -303,7 +303,7 @@ func Where(cond, x, y *Tensor) *Tensor {
 // MaskedFill returns x with value wherever mask (Bool, broadcastable to
 // x) is true.
 func (x *Tensor) MaskedFill(mask *Tensor, value float64) *Tensor {
-	out := Where(mask, Scalar(value, x.dtype, x.Device()), x)
+	out := Where(mask, Full(nil, value, Like(x)), x)
 	if !slices.Equal(out.shape, x.shape) {
 		fail("MaskedFill", ErrShape, "the mask must broadcast to the tensor's shape", x, mask)
 	}
@@ -346,6 +346,7 @@ func (x *Tensor) Cast(dt DType) *Tensor {
 	out := newTensor(dt, x.shape, x.Device())
 	backendOf(x.Device()).cast(out, x)
 	if !dt.IsFloat() || !x.dtype.IsFloat() {
+		settle(out, []*Tensor{x}, nil)
 		return out
 	}
 	return record(out, OpCast, Attrs{DType: dt}, x)

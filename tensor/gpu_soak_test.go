@@ -142,7 +142,10 @@ const (
 // then the first pass plus two such periods.
 func trainSoak(t *testing.T, dev tensor.Device, g *device.GPU, steps int, readback bool) soak {
 	t.Helper()
-	// Start from an empty cache, whatever earlier tests left in it.
+	// Start from an empty cache, whatever earlier tests left in it, after
+	// collecting what they dropped: its cleanups would otherwise free
+	// blocks in the middle of the measured steps.
+	settle(t)
 	if err := tensor.Sync(dev); err != nil {
 		t.Fatal(err)
 	}

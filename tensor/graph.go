@@ -106,34 +106,12 @@ func (n *Node) Free() {
 // Freed reports whether Free ran.
 func (n *Node) Freed() bool { return n.freed.Load() }
 
-// gradMode counts active NoGrad scopes; grad mode is on when it is 0.
-var noGradDepth atomic.Int32
-
-// GradEnabled reports whether ops record how tensors were computed.
-func GradEnabled() bool { return noGradDepth.Load() == 0 }
-
-// NoGrad runs f with graph recording off, as torch.no_grad. Optimizer
-// updates and evaluation loops run under NoGrad. Grad mode is global to
-// the process, not per goroutine.
-func NoGrad(f func()) {
-	noGradDepth.Add(1)
-	defer noGradDepth.Add(-1)
-	f()
-}
-
-// EnableGrad runs f with graph recording on even inside NoGrad, as
-// torch.enable_grad; autograd uses it to build the graph of gradients
-// when asked to create one.
-func EnableGrad(f func()) {
-	d := noGradDepth.Swap(0)
-	defer noGradDepth.Add(d)
-	f()
-}
-
-// record makes out the result of op on inputs when grad mode is on and
-// an input requires grad, and returns out.
+// record places out, the result of op on inputs, in its context and
+// Scope (settle) and, when that context's grad mode is on and an input
+// requires grad, records how it was computed. It returns out.
 func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
-	if !GradEnabled() || !opTable[op].differentiable() {
+	c := settle(out, inputs, attrs.Index)
+	if !c.GradEnabled() || !opTable[op].differentiable() {
 		return out
 	}
 	needs := false
@@ -152,21 +130,22 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 		n.versions[i] = x.Version()
 	}
 	n.versions[len(inputs)] = out.Version()
+	// The safety net: a graph dropped without backward (or an op that
+	// fails below) releases its saves.
+	runtime.AddCleanup(n, func(r *savedRefs) { r.drop() }, n.saved)
 	for _, i := range opTable[op].saves {
 		s := inputs[i].ref.s
-		s.retain()
+		s.mustRetain(op.String())
 		n.saved.ss = append(n.saved.ss, s)
 	}
 	if opTable[op].savesOut {
-		out.ref.s.retain()
+		out.ref.s.mustRetain(op.String())
 		n.saved.ss = append(n.saved.ss, out.ref.s)
 	}
 	if attrs.Index != nil {
-		attrs.Index.ref.s.retain()
+		attrs.Index.ref.s.mustRetain(op.String())
 		n.saved.ss = append(n.saved.ss, attrs.Index.ref.s)
 	}
-	// The safety net: a graph dropped without backward releases its saves.
-	runtime.AddCleanup(n, func(r *savedRefs) { r.drop() }, n.saved)
 	out.node = n
 	out.requiresGrad = true
 	return out
@@ -238,5 +217,7 @@ func (t *Tensor) Hooks() []func(*Tensor) *Tensor { return t.hooks }
 // leaf that does not require grad.
 func (t *Tensor) Detach() *Tensor {
 	t.storage("Detach")
-	return viewOf(t, slices.Clone(t.shape), slices.Clone(t.strides), t.offset)
+	out := viewOf(t, slices.Clone(t.shape), slices.Clone(t.strides), t.offset)
+	settle(out, []*Tensor{t}, nil)
+	return out
 }

@@ -204,7 +204,7 @@ func (x *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
 // gradient.
 func SliceScatter(src *Tensor, shape []int, dim, start, end, step int) *Tensor {
 	src.storage("SliceScatter")
-	out := Zeros(shape, Of(src.dtype), On(src.Device()))
+	out := Zeros(shape, Like(src))
 	view := rawSlice(out, dim, start, end, step)
 	if !slices.Equal(view.shape, src.shape) {
 		fail("SliceScatter", ErrShape, fmt.Sprintf("the slice has shape %v", view.shape), src)
@@ -231,6 +231,6 @@ func OneHot(index *Tensor, numClasses int) *Tensor {
 		}
 	}
 	numClasses = max(numClasses, 0)
-	classes := Arange(0, float64(numClasses), 1, On(index.Device()))
+	classes := Arange(0, float64(numClasses), 1, Like(index))
 	return index.Unsqueeze(-1).Eq(classes).Cast(Int32)
 }

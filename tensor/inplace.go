@@ -15,7 +15,7 @@ import (
 // first when they overlap t with another layout.
 func (t *Tensor) checkInPlace(op string, operands ...*Tensor) []*Tensor {
 	t.storage(op)
-	if GradEnabled() && t.requiresGrad {
+	if t.requiresGrad && t.Context().GradEnabled() {
 		fail(op, ErrInPlace, "a tensor that requires grad cannot be modified in place while grad mode is on; "+
 			"wrap the update in tensor.NoGrad or use the out-of-place op", t)
 	}

@@ -107,7 +107,7 @@ func RandInt(low, high int, shape []int, opts ...Option) *Tensor {
 		failf("RandInt", ErrArgument, nil, "range [%d, %d) holds more than 2^24 integers (a uniform draw has 24 random bits)", low, high)
 	}
 	o := makeOptions(append([]Option{Of(Int32)}, opts...))
-	u := random("RandInt", false, shape, 0, 1, []Option{Of(Float32), On(o.device), WithGenerator(o.generator())})
+	u := random("RandInt", false, shape, 0, 1, []Option{Of(Float32), On(o.device), In(o.ctx), WithGenerator(o.generator())})
 	// floor(u·n) in float32 can round up to n for n near 2^24; clamp.
 	n := float64(high - low)
 	r := u.MulScalar(n).Cast(Int32).Clamp(0, n-1).AddScalar(float64(low))
@@ -123,7 +123,7 @@ func Bernoulli(p *Tensor, opts ...Option) *Tensor {
 		fail("Bernoulli", ErrArgument, "probabilities must lie in [0, 1]", p)
 	}
 	o := makeOptions(like(p, opts))
-	u := Rand(p.shape, Of(floatType(p.dtype)), On(p.Device()), WithGenerator(o.generator()))
+	u := Rand(p.shape, Of(floatType(p.dtype)), On(p.Device()), In(o.ctx), WithGenerator(o.generator()))
 	return u.Lt(p).Cast(p.dtype)
 }
 
@@ -158,13 +158,13 @@ func Multinomial(probs *Tensor, n int, replacement bool, opts ...Option) *Tensor
 		// cumulative weight is at most u·total.
 		cdf := p.CumSum(1)             // (rows, k)
 		total := cdf.Narrow(1, k-1, 1) // (rows, 1)
-		u := Rand([]int{rows, n}, Of(p.dtype), On(p.Device()), WithGenerator(o.generator())).Mul(total)
+		u := Rand([]int{rows, n}, Of(p.dtype), On(p.Device()), In(o.ctx), WithGenerator(o.generator())).Mul(total)
 		below := cdf.Unsqueeze(1).Le(u.Unsqueeze(2)) // (rows, n, k)
 		out = below.Sum(2).Clamp(0, float64(k-1))    // Int32
 	} else {
 		// Gumbel-top-n: the n largest log p - log(-log U) are a sample
 		// without replacement in draw order.
-		u := Uniform([]int{rows, k}, math.SmallestNonzeroFloat32, 1, Of(p.dtype), On(p.Device()), WithGenerator(o.generator()))
+		u := Uniform([]int{rows, k}, math.SmallestNonzeroFloat32, 1, Of(p.dtype), On(p.Device()), In(o.ctx), WithGenerator(o.generator()))
 		// Zero weights get a finite key far below every positive weight's
 		// (log p >= -104 in float32), so they come last, without repeats;
 		// drawn categories get -Inf.
@@ -173,7 +173,7 @@ func Multinomial(probs *Tensor, n int, replacement bool, opts ...Option) *Tensor
 		for j := range cols {
 			idx := keys.ArgMaxDim(1, true) // (rows, 1)
 			cols[j] = idx
-			keys = keys.ScatterAdd(1, idx, Full([]int{rows, 1}, math.Inf(-1), Of(keys.dtype), On(keys.Device())))
+			keys = keys.ScatterAdd(1, idx, Full([]int{rows, 1}, math.Inf(-1), Like(keys)))
 		}
 		out = Cat(cols, 1)
 	}

@@ -127,6 +127,7 @@ func (x *Tensor) argReduce(op Op, dim int, keepDim, wantValues bool) (*Tensor, *
 		vals = newTensor(x.dtype, shape, x.Device())
 	}
 	backendOf(x.Device()).argReduce(op, vals, idx, x, d)
+	settle(idx, []*Tensor{x}, nil)
 	if vals != nil {
 		vals = record(vals, op, Attrs{Dim: d, Index: idx, Shape: slices.Clone(x.shape)}, x)
 	}

@@ -1,35 +1,31 @@
 package tensor
 
-import (
-	"slices"
-	"sync"
-)
+import "slices"
 
-// scopes is the stack of active Scopes. Scopes are process-wide: a
-// tensor created by any goroutine while a Scope is active belongs to the
-// innermost one. Run a training loop's steps from one goroutine.
-var scopes struct {
-	sync.Mutex
-	stack []*scopeFrame
-}
-
-// A scopeFrame lists the tensors created while one Scope was innermost.
+// A scopeFrame lists the tensors made while one Scope was the innermost
+// open in its context. A tensor names the frame that owns it (frame), so
+// that Adopt and ScopeKeep can move it without searching lists: a frame
+// releases only the tensors that still name it.
 type scopeFrame struct{ created []*Tensor }
 
-// track adds t to the innermost active scope.
-func track(t *Tensor) {
-	scopes.Lock()
-	if n := len(scopes.stack); n > 0 {
-		f := scopes.stack[n-1]
-		f.created = append(f.created, t)
+// track adds t to the innermost Scope open in c, if any.
+func (c *Context) track(t *Tensor) {
+	c.mu.Lock()
+	var f *scopeFrame
+	if n := len(c.frames); n > 0 {
+		f = c.frames[n-1]
+		if t.frame.Load() != f {
+			f.created = append(f.created, t)
+		}
 	}
-	scopes.Unlock()
+	t.frame.Store(f)
+	c.mu.Unlock()
 }
 
-// Scope runs f and then releases every tensor created while it ran,
-// except tensors marked with Keep (parameters and their gradients,
-// optimizer state). A training step under a Scope returns all its
-// temporary memory when it ends:
+// Scope runs f and then releases every tensor of the default context
+// made while it ran, except tensors marked with Keep (parameters and
+// their gradients, optimizer state). A training step under a Scope
+// returns all its temporary memory when it ends:
 //
 //	tensor.Scope(func() {
 //		loss := nn.CrossEntropy(model.Forward(x), y)
@@ -37,59 +33,82 @@ func track(t *Tensor) {
 //		opt.Step()
 //	})
 //
-// Scopes nest. A Scope releases its tensors even when f panics.
-func Scope(f func()) { ScopeKeep(func() []*Tensor { f(); return nil }) }
+// Scopes nest. A Scope releases its tensors even when f panics. A
+// goroutine running a loop of its own uses its Context's Scope method.
+func Scope(f func()) { defaultContext.Scope(f) }
 
 // ScopeResult is Scope for a function returning a tensor: the result
 // survives the scope and belongs to the enclosing one.
-func ScopeResult(f func() *Tensor) *Tensor {
-	return ScopeKeep(func() []*Tensor { return []*Tensor{f()} })[0]
+func ScopeResult(f func() *Tensor) *Tensor { return defaultContext.ScopeResult(f) }
+
+// ScopeKeep runs f under a Scope of the default context and keeps the
+// tensors f returns: they survive the scope and belong to the enclosing
+// one, which releases them when it ends unless they are returned again.
+func ScopeKeep(f func() []*Tensor) []*Tensor { return defaultContext.ScopeKeep(f) }
+
+// Scope runs f and then releases every tensor of c made while it ran,
+// except kept ones; see the package-level Scope.
+func (c *Context) Scope(f func()) { c.ScopeKeep(func() []*Tensor { f(); return nil }) }
+
+// ScopeResult is Scope for a function returning a tensor of c: the
+// result survives and belongs to the enclosing Scope of c.
+func (c *Context) ScopeResult(f func() *Tensor) *Tensor {
+	return c.ScopeKeep(func() []*Tensor { return []*Tensor{f()} })[0]
 }
 
-// ScopeKeep runs f under a Scope and keeps the tensors f returns: they
-// survive the scope and belong to the enclosing one, which releases them
-// when it ends unless they are returned again.
-func ScopeKeep(f func() []*Tensor) []*Tensor {
+// ScopeKeep runs f under a Scope of c and keeps the tensors f returns:
+// they move to the enclosing Scope of c (or to none).
+func (c *Context) ScopeKeep(f func() []*Tensor) []*Tensor {
 	frame := &scopeFrame{}
-	scopes.Lock()
-	scopes.stack = append(scopes.stack, frame)
-	scopes.Unlock()
+	c.mu.Lock()
+	c.frames = append(c.frames, frame)
+	c.mu.Unlock()
 	var out []*Tensor
-	defer func() {
-		scopes.Lock()
-		// Find the frame rather than trusting the depth: a Scope that
-		// another goroutine opened and closed meanwhile must not make
-		// this one pop the wrong frame.
-		i := slices.Index(scopes.stack, frame)
-		scopes.stack = slices.Delete(scopes.stack, i, i+1)
-		var parent *scopeFrame
-		if i > 0 {
-			parent = scopes.stack[i-1]
-		}
-		keep := make(map[*Tensor]bool, len(out))
-		for _, t := range out {
-			keep[t] = true
-		}
-		for _, t := range frame.created {
-			switch {
-			case t.kept: // never released by a scope, so no scope tracks it further
-			case keep[t]:
-				if parent != nil {
-					parent.created = append(parent.created, t)
-				}
-			default:
-				t.Release()
-			}
-		}
-		scopes.Unlock()
-	}()
+	defer func() { c.close(frame, out) }()
 	out = f()
 	return out
 }
 
+// close pops frame and releases what it owns, except out, which moves
+// to the enclosing frame.
+func (c *Context) close(frame *scopeFrame, out []*Tensor) {
+	c.mu.Lock()
+	// Find the frame rather than trusting the depth, in case Scopes of
+	// one context were misused from two goroutines.
+	var parent *scopeFrame
+	if i := slices.Index(c.frames, frame); i >= 0 {
+		c.frames = slices.Delete(c.frames, i, i+1)
+		if i > 0 {
+			parent = c.frames[i-1]
+		}
+	}
+	var release []*Tensor
+	for _, t := range frame.created {
+		switch {
+		case t.frame.Load() != frame: // adopted elsewhere, or already moved
+		case t.kept.Load(): // never released by a scope
+			t.frame.Store(nil)
+		case slices.Contains(out, t):
+			t.frame.Store(parent)
+			if parent != nil {
+				parent.created = append(parent.created, t)
+			}
+		default:
+			t.frame.Store(nil)
+			release = append(release, t)
+		}
+	}
+	frame.created = nil
+	c.mu.Unlock()
+	for _, t := range release {
+		t.Release()
+	}
+}
+
 // Keep marks t as never released by a Scope (parameters, optimizer
-// state) and returns it. Release still releases it.
+// state) and returns it. Release still releases it. Kept tensors do not
+// decide the context of what is computed from them (see Context).
 func (t *Tensor) Keep() *Tensor {
-	t.kept = true
+	t.kept.Store(true)
 	return t
 }

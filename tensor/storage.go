@@ -36,7 +36,30 @@ func newStorage(dt DType, n int, dev Device) *storage {
 // backend, on every device: what leak tests watch.
 var liveStorages atomic.Int64
 
-func (s *storage) retain() { s.refs.Add(1) }
+// tryRetain takes a reference unless the memory is already gone.
+func (s *storage) tryRetain() bool {
+	for {
+		r := s.refs.Load()
+		if r <= 0 {
+			return false
+		}
+		if s.refs.CompareAndSwap(r, r+1) {
+			return true
+		}
+	}
+}
+
+// mustRetain takes a reference for op, panicking with ErrReleased when
+// the memory is already gone (released by another goroutine since op
+// checked its operands).
+func (s *storage) mustRetain(op string) {
+	if !s.tryRetain() {
+		failf(op, ErrReleased, nil, "the tensor's memory was released by another goroutine during the op")
+	}
+}
+
+// live reports whether the storage still holds memory.
+func (s *storage) live() bool { return s.refs.Load() > 0 }
 
 // release drops one reference and returns the buffer to its backend when
 // the last one goes.
@@ -55,35 +78,58 @@ func (s *storage) release() {
 // A ref is one reference a Tensor holds on its storage. It is a separate
 // object so that the runtime cleanup registered on the Tensor can release
 // it without keeping the Tensor alive, and so that Release stays
-// idempotent.
+// idempotent. A borrowed ref holds no reference: a view of a kept tensor
+// (a parameter, a gradient, optimizer state) lives as long as that
+// tensor's memory, which its owner releases by hand, and releasing the
+// view releases nothing.
 type ref struct {
 	s        *storage
 	released atomic.Bool
+	borrowed bool
 }
 
-func newRef(s *storage) *ref { return &ref{s: s} }
-
 func (r *ref) drop() {
-	if r.released.CompareAndSwap(false, true) {
+	if r.released.CompareAndSwap(false, true) && !r.borrowed {
 		r.s.release()
 	}
 }
 
-// attach gives t its reference on s (taking a new one when retain is
-// true) and registers the safety-net cleanup that releases it when t is
-// garbage collected without Release.
+// attach gives t a reference on s (a new one when retain is true) and
+// registers the safety-net cleanup that releases it when t is garbage
+// collected without Release.
 func (t *Tensor) attach(s *storage, retain bool) {
 	if retain {
-		s.retain()
+		s.mustRetain("view")
 	}
-	r := newRef(s)
+	r := &ref{s: s}
 	t.ref = r
 	runtime.AddCleanup(t, func(r *ref) { r.drop() }, r)
-	track(t)
 }
 
-// keepAlive keeps tensors reachable until a backend call that reads
-// their buffers returns: otherwise the runtime cleanup of a tensor the
-// caller dropped could hand its buffer to another goroutine mid-kernel.
-// Backend methods defer it.
-func keepAlive(ts ...*Tensor) { runtime.KeepAlive(ts) }
+// borrow gives t, a view of a kept tensor, a borrowed ref on s.
+func (t *Tensor) borrow(s *storage) { t.ref = &ref{s: s, borrowed: true} }
+
+// pin takes a reference on the storage of each tensor for the duration
+// of a backend call, and unpin drops them; backend methods start with
+// defer unpin(pin(operands...)). A tensor that another goroutine
+// releases mid-call thus keeps its memory until the call returns, and
+// one already released fails here with ErrReleased rather than handing
+// the kernel a buffer the pool gave to someone else. The pinned
+// tensors also stay reachable, so no runtime cleanup runs mid-kernel.
+func pin(ts ...*Tensor) []*Tensor {
+	for i, t := range ts {
+		if t != nil && !t.ref.s.tryRetain() {
+			unpin(ts[:i])
+			fail("use", ErrReleased, "the tensor's memory was released by another goroutine while an op was using it", t)
+		}
+	}
+	return ts
+}
+
+func unpin(ts []*Tensor) {
+	for _, t := range ts {
+		if t != nil {
+			t.ref.s.release()
+		}
+	}
+}

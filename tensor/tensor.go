@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 )
 
 // A Tensor is an n-dimensional view of a storage on one device: shape,
@@ -25,7 +26,10 @@ type Tensor struct {
 	grad         *Tensor // accumulated gradient of a leaf (or a tensor that retains grad)
 	retainsGrad  bool
 	hooks        []func(*Tensor) *Tensor
-	kept         bool // never released by a Scope
+
+	ctx   *Context                   // the context it belongs to; nil means the default one
+	frame atomic.Pointer[scopeFrame] // the Scope that will release it, if any
+	kept  atomic.Bool                // never released by a Scope (Keep)
 }
 
 // Shape returns a copy of the tensor's shape.
@@ -76,7 +80,7 @@ func (t *Tensor) Release() {
 // storage returns t's storage, panicking if its memory is gone.
 func (t *Tensor) storage(op string) *storage {
 	s := t.ref.s
-	if s.buf == nil {
+	if !s.live() {
 		fail(op, ErrReleased, "the tensor's memory was released (Release or the end of a Scope)", t)
 	}
 	return s
@@ -85,7 +89,9 @@ func (t *Tensor) storage(op string) *storage {
 // bumpVersion records an in-place modification.
 func (t *Tensor) bumpVersion() { t.ref.s.version.Add(1) }
 
-// newTensor allocates a contiguous tensor of shape on dev.
+// newTensor allocates a contiguous tensor of shape on dev. It belongs to
+// no context or Scope yet: record (or settle) places an op's result,
+// empty a created tensor.
 func newTensor(dt DType, shape []int, dev Device) *Tensor {
 	shape = slices.Clone(shape)
 	t := &Tensor{dtype: dt, shape: shape, strides: contiguousStrides(shape)}
@@ -94,15 +100,23 @@ func newTensor(dt DType, shape []int, dev Device) *Tensor {
 }
 
 // viewOf returns a new Tensor over base's storage with the given layout.
+// A view of a kept tensor is kept and borrows base's memory (see ref);
+// any other is placed like newTensor's result.
 func viewOf(base *Tensor, shape, strides []int, offset int) *Tensor {
 	t := &Tensor{dtype: base.dtype, shape: shape, strides: strides, offset: offset}
+	if base.kept.Load() {
+		t.borrow(base.ref.s)
+		t.ctx = base.ctx
+		t.kept.Store(true)
+		return t
+	}
 	t.attach(base.ref.s, true)
 	return t
 }
 
 // String formats the tensor like PyTorch's repr, abridged for large tensors.
 func (t *Tensor) String() string {
-	if t.ref.s.buf == nil {
+	if !t.ref.s.live() {
 		return fmt.Sprintf("tensor(<released>, shape=%v, dtype=%v)", t.shape, t.dtype)
 	}
 	return formatTensor(t)

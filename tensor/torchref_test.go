@@ -69,7 +69,10 @@ func runTorchFamily(t *testing.T, fam string) {
 
 // runTorchCase runs one case forward and, when it has upstream gradients,
 // backward, and compares both with PyTorch.
-func runTorchCase(t *testing.T, c torchref.Case) {
+func runTorchCase(t *testing.T, c torchref.Case) { runTorchCaseIn(t, c, tensor.DefaultContext()) }
+
+// runTorchCaseIn is runTorchCase with every input in context ctx.
+func runTorchCaseIn(t *testing.T, c torchref.Case, ctx *tensor.Context) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.Fatalf("panic: %v\n%s", r, debug.Stack())
@@ -82,7 +85,7 @@ func runTorchCase(t *testing.T, c torchref.Case) {
 	bases := make([]*tensor.Tensor, len(c.Inputs))
 	in := make([]*tensor.Tensor, len(c.Inputs))
 	for i, ti := range c.Inputs {
-		bases[i] = torchTensor(t, ti)
+		bases[i] = ctx.Adopt(torchTensor(t, ti))
 		if ti.RequiresGrad {
 			bases[i].SetRequiresGrad(true)
 		}
@@ -105,7 +108,7 @@ func runTorchCase(t *testing.T, c torchref.Case) {
 	}
 	var loss *tensor.Tensor
 	for i, g := range c.GradOutputs {
-		term := outs[i].Mul(torchTensor(t, g)).Sum()
+		term := outs[i].Mul(ctx.Adopt(torchTensor(t, g))).Sum()
 		if loss == nil {
 			loss = term
 		} else {
