@@ -54,3 +54,6 @@ fi
 
 echo "== go test"
 go test -count=1 -timeout 25m ./...
+
+echo "== goroutines under the race detector (independent loops, concurrent release)"
+go test -race -count=1 -timeout 10m -run 'Concurrent|Context' ./tensor/
