@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/tensor"
@@ -94,8 +95,11 @@ func TestLoaderBatchesLeaveWithTheStep(t *testing.T) {
 					}
 				}
 			}
-			if len(live()) == 0 {
-				t.Fatal("no batch was made ahead")
+			for i := 0; len(live()) == 0; i++ {
+				if i == 200 {
+					t.Fatal("no batch was made ahead in 2 s")
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
 			l.Close()
 			if n := len(live()); n != 0 {
