@@ -32,7 +32,9 @@ func (f Field) size() int {
 // Gather writes the part of field f of the examples idx, one after
 // another in row-major order, into dst: a []float32, []float64, []int32
 // or []bool (as the field's dtype) of len(idx) times the field's size.
-// A Loader calls it from its own goroutine, never from two at once.
+// A Loader calls it from its producer goroutine; Loaders sharing a
+// dataset call it concurrently, so Gather must only read the dataset (as
+// every dataset of this package does).
 type Dataset interface {
 	Len() int
 	Fields() []Field
