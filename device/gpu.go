@@ -28,7 +28,7 @@ type GPU struct {
 	lost  *lostState // atomics, set from callbacks
 
 	// mu guards everything below, and the mutable fields of this GPU's
-	// Buffers (freed, failed) and blocks (lastUse, state, bgKeys).
+	// Buffers (freed, failed) and blocks (raw, lastUse, state, bgKeys).
 	mu      sync.Mutex
 	closed  bool
 	reclaim func()         // runs before Alloc reports out of memory, without mu
