@@ -27,6 +27,7 @@ type bindGroupCache struct {
 	resolved []resolvedBinding // Run's validated bindings, kept likewise
 }
 
+// newBindGroupCache returns an empty cache of dev's bind groups.
 func newBindGroupCache(dev *wgpu.Device) bindGroupCache {
 	return bindGroupCache{dev: dev, bgs: map[string]*bgEntry{}}
 }
@@ -40,6 +41,8 @@ type bgEntry struct {
 	key    string
 }
 
+// resolvedBinding is a validated binding: the range of a block it binds,
+// its size padded to whole quanta.
 type resolvedBinding struct {
 	blk       *block
 	off, size int64

@@ -90,6 +90,7 @@ type pipelineCache struct {
 	playouts     map[sigKey]*wgpu.PipelineLayout
 }
 
+// newPipelineCache returns an empty cache of dev's pipelines.
 func newPipelineCache(dev *wgpu.Device, paramsLayout *wgpu.BindGroupLayout) pipelineCache {
 	return pipelineCache{
 		dev: dev, paramsLayout: paramsLayout,

@@ -133,6 +133,7 @@ type stagingPool struct {
 	zombies []*wgpu.Buffer
 }
 
+// newStagingPool returns an empty pool of dev's staging buffers.
 func newStagingPool(dev *wgpu.Device) stagingPool {
 	return stagingPool{dev: dev, free: map[int64][]*wgpu.Buffer{}}
 }

@@ -75,6 +75,8 @@ type tableEntries [numDeviceKinds][]backend
 // backends is the process's dispatch table.
 var backends = newDispatchTable(openBackend)
 
+// newDispatchTable returns a table with the CPU entry installed; open
+// opens every other device on its first use.
 func newDispatchTable(open func(Device) (backend, error)) *dispatchTable {
 	t := &dispatchTable{open: open, errs: map[Device]error{}}
 	var e tableEntries
