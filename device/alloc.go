@@ -61,7 +61,8 @@ const (
 	stateReleased                   // returned to the driver
 )
 
-// block is one driver buffer owned by the allocator.
+// block is one driver buffer owned by the allocator. Its mutable fields
+// (raw, lastUse, state, bgKeys) are guarded by its GPU's mu.
 type block struct {
 	id      uint64
 	raw     any    // driver handle (*wgpu.Buffer under cgo, anything for a fake)
@@ -87,8 +88,8 @@ type classCounters struct {
 
 // allocator is the caching allocator's bookkeeping: size classes, LIFO free
 // lists, best-fit reuse up to twice the class, deferred release in no-cache
-// mode, the budget and statistics. It is not safe for concurrent use; GPU
-// guards it with its mutex. Batches are numbered from 1 by the caller:
+// mode, the budget and statistics. It is not safe for concurrent use: its
+// GPU calls it with GPU.mu held. Batches are numbered from 1 by the caller:
 // "open" is the batch being recorded, "completed" the newest batch known to
 // have finished.
 //
@@ -365,6 +366,12 @@ func (a *allocator) releaseAll() {
 	a.sizes = nil
 	a.deferred = nil
 	a.pendingBytes = 0
+}
+
+// oomError is the typed out-of-memory error for a request of requested
+// bytes that needed a block of block bytes.
+func (a *allocator) oomError(requested, block int64) *OOMError {
+	return &OOMError{Requested: requested, Block: block, Allocated: a.allocated, Reserved: a.reserved, Budget: a.budget}
 }
 
 func (a *allocator) resetPeak() {

@@ -423,7 +423,7 @@ func TestInFlightBound(t *testing.T) {
 	for i := range 40 {
 		mustRun(t, g, Kernel{Source: wgslInplace, Bindings: []Binding{{Buf: x}}, Groups: [3]uint32{16, 1, 1}})
 		g.mu.Lock()
-		n := len(g.inflight)
+		n := len(g.stream.inflight)
 		g.mu.Unlock()
 		if n > 2 {
 			t.Fatalf("after dispatch %d: %d submissions in flight, MaxInFlight 2", i, n)

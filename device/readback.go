@@ -29,10 +29,10 @@ const (
 func (g *GPU) Read(src *Buffer, offset, size int64) ([]byte, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := g.usable(); err != nil {
+	if err := g.usableLocked(); err != nil {
 		return nil, err
 	}
-	if err := g.checkBuf(src, "Read"); err != nil {
+	if err := g.checkBufLocked(src, "Read"); err != nil {
 		return nil, err
 	}
 	if offset < 0 || size < 0 || offset+size > src.size {
@@ -43,40 +43,40 @@ func (g *GPU) Read(src *Buffer, offset, size int64) ([]byte, error) {
 	}
 	start := offset &^ 3
 	n := (offset+size+3)&^3 - start
-	st, class, err := g.stagingGet(n)
+	st, class, err := g.staging.get(n)
 	if err != nil {
 		return nil, err
 	}
-	enc, err := g.copyEncoder()
+	enc, err := g.copyEncoderLocked()
 	if err == nil {
-		err = g.checkFailed("Read", src)
+		err = g.checkFailedLocked("Read", src)
 	}
 	if err != nil {
-		g.stagingPut(st, class)
+		g.staging.put(st, class)
 		return nil, err
 	}
 	// rb stands for the staging buffer in the log, so that a replay that
 	// skips or rejects this copy says so.
 	rb := &Buffer{gpu: g, size: n}
-	g.logCopy("readback", st, rb, 0, src.blk.raw.(*wgpu.Buffer), src, uint64(start), uint64(n))
+	g.stream.log.copy("readback", st, rb, 0, src.blk.raw.(*wgpu.Buffer), src, uint64(start), uint64(n))
 	if err := enc.CopyBufferToBuffer(src.blk.raw.(*wgpu.Buffer), uint64(start), st, 0, uint64(n)); err != nil {
-		g.batchRelease = append(g.batchRelease, st)
-		return nil, g.encoderFailed("Read", err)
+		g.stream.uploads = append(g.stream.uploads, st)
+		return nil, g.encoderFailedLocked("Read", err)
 	}
-	src.blk.lastUse = g.batch
-	g.nCmds++
-	batch := g.batch
+	src.blk.lastUse = g.stream.batch
+	g.stream.nCmds++
+	batch := g.stream.batch
 	err = g.flushLocked()
 	if err == nil {
-		err = g.checkFailed("Read", src, rb)
+		err = g.checkFailedLocked("Read", src, rb)
 	}
 	if err != nil {
-		if g.completed >= batch || rb.failed != nil {
+		if g.stream.completed >= batch || rb.failed != nil {
 			// Nothing submitted copies into st: the batch was dropped
 			// before the queue, or its replay did not run this copy.
-			g.stagingPut(st, class)
+			g.staging.put(st, class)
 		} else {
-			g.zombies = append(g.zombies, st)
+			g.staging.abandon(st)
 		}
 		return nil, err
 	}
@@ -90,21 +90,21 @@ func (g *GPU) Read(src *Buffer, offset, size int64) ([]byte, error) {
 	})
 	deadline := time.Now().Add(g.opts.Timeout)
 	for !fired.Load() {
-		if err := g.usable(); err != nil {
-			g.zombies = append(g.zombies, st)
+		if err := g.usableLocked(); err != nil {
+			g.staging.abandon(st)
 			return nil, err
 		}
 		// A blocking poll may return after ~5 s with the work still
 		// running (gfx-rs/wgpu#4589): loop until the callback fires.
-		g.dev.Poll(true, &wgpu.WrappedSubmissionIndex{Queue: g.queue, SubmissionIndex: g.lastIndex})
+		g.dev.Poll(true, &wgpu.WrappedSubmissionIndex{Queue: g.queue, SubmissionIndex: g.stream.lastIndex})
 		if !fired.Load() && time.Now().After(deadline) {
-			g.zombies = append(g.zombies, st)
+			g.staging.abandon(st)
 			return nil, fmt.Errorf("%w: Read of %d bytes did not complete within %v", ErrTimeout, size, g.opts.Timeout)
 		}
 	}
-	g.retireDone()
+	g.retireLocked()
 	if ms := wgpu.BufferMapAsyncStatus(status.Load()); ms != wgpu.BufferMapAsyncStatus_Success {
-		g.zombies = append(g.zombies, st)
+		g.staging.abandon(st)
 		if ms == wgpu.BufferMapAsyncStatus_DeviceLost {
 			g.lost.set("a readback map reported the device lost")
 			return nil, fmt.Errorf("%w: mapping a readback buffer", ErrDeviceLost)
@@ -114,23 +114,40 @@ func (g *GPU) Read(src *Buffer, offset, size int64) ([]byte, error) {
 	out := make([]byte, size)
 	copy(out, st.GetMappedRange(0, uint(n))[offset-start:])
 	if err := st.Unmap(); err != nil {
-		g.zombies = append(g.zombies, st)
+		g.staging.abandon(st)
 		return out, nil
 	}
-	g.stagingPut(st, class)
+	g.staging.put(st, class)
 	return out, nil
 }
 
-// stagingGet takes a pooled read staging buffer of at least n bytes.
-func (g *GPU) stagingGet(n int64) (*wgpu.Buffer, int64, error) {
+// stagingPool is the GPU's readback staging buffers (MapRead|CopyDst):
+// free buffers by size class, their total size, and the abandoned buffers
+// that a timed-out or failed map may still reference, released only at
+// Close. Guarded by GPU.mu, like every concern of the GPU: its methods are
+// called with the lock held.
+type stagingPool struct {
+	dev     *wgpu.Device
+	free    map[int64][]*wgpu.Buffer
+	bytes   int64 // total size of the free buffers
+	zombies []*wgpu.Buffer
+}
+
+// newStagingPool returns an empty pool of dev's staging buffers.
+func newStagingPool(dev *wgpu.Device) stagingPool {
+	return stagingPool{dev: dev, free: map[int64][]*wgpu.Buffer{}}
+}
+
+// get takes a pooled read staging buffer of at least n bytes.
+func (p *stagingPool) get(n int64) (*wgpu.Buffer, int64, error) {
 	class := classSize(n)
-	if l := g.staging[class]; len(l) > 0 {
+	if l := p.free[class]; len(l) > 0 {
 		st := l[len(l)-1]
-		g.staging[class] = l[:len(l)-1]
-		g.stagingBytes -= class
+		p.free[class] = l[:len(l)-1]
+		p.bytes -= class
 		return st, class, nil
 	}
-	st, err := g.dev.CreateBuffer(&wgpu.BufferDescriptor{
+	st, err := p.dev.CreateBuffer(&wgpu.BufferDescriptor{
 		Label: "tessera readback",
 		Usage: wgpu.BufferUsage_MapRead | wgpu.BufferUsage_CopyDst,
 		Size:  uint64(class),
@@ -141,28 +158,32 @@ func (g *GPU) stagingGet(n int64) (*wgpu.Buffer, int64, error) {
 	return st, class, nil
 }
 
-// stagingPut returns an unmapped staging buffer whose work finished.
-func (g *GPU) stagingPut(st *wgpu.Buffer, class int64) {
-	if class > maxPooledStaging || g.stagingBytes+class > maxStagingPool {
+// put returns an unmapped staging buffer whose work finished.
+func (p *stagingPool) put(st *wgpu.Buffer, class int64) {
+	if class > maxPooledStaging || p.bytes+class > maxStagingPool {
 		st.Release()
 		return
 	}
-	g.staging[class] = append(g.staging[class], st)
-	g.stagingBytes += class
+	p.free[class] = append(p.free[class], st)
+	p.bytes += class
 }
 
-// releaseStaging releases the staging pool and abandoned staging buffers
-// (Close, after all work finished).
-func (g *GPU) releaseStaging() {
-	for _, l := range g.staging {
+// abandon keeps a staging buffer that submitted work or a pending map may
+// still use until Close: releasing it earlier could abort the process.
+func (p *stagingPool) abandon(st *wgpu.Buffer) { p.zombies = append(p.zombies, st) }
+
+// release releases the pool and the abandoned staging buffers (Close,
+// after all work finished).
+func (p *stagingPool) release() {
+	for _, l := range p.free {
 		for _, st := range l {
 			st.Release()
 		}
 	}
-	clear(g.staging)
-	g.stagingBytes = 0
-	for _, st := range g.zombies {
+	clear(p.free)
+	p.bytes = 0
+	for _, st := range p.zombies {
 		st.Release()
 	}
-	g.zombies = nil
+	p.zombies = nil
 }

@@ -23,7 +23,7 @@ const (
 )
 
 // loggedCmd is one recorded command of the open batch, enough to record
-// it again into a fresh encoder. Its Buffers are logBufs[first:first+n]
+// it again into a fresh encoder. Its Buffers are cmdLog.bufs[first:first+n]
 // (nil where a side is not a caller's buffer, such as an upload's staging
 // buffer); writes() says which of them it writes, the others it only
 // reads. Every Buffer a command writes is also treated as read (in-place
@@ -32,7 +32,7 @@ const (
 // It is kept small (56 bytes), because Run appends one per dispatch: a
 // dispatch keeps its pipeline and bind group and packs its workgroup
 // counts and params offset into args; a copy or clear keeps in args[0]
-// the index of its xferCmd.
+// the index of its xferCmd in cmdLog.xfers.
 type loggedCmd struct {
 	kind  cmdKind
 	n     uint8
@@ -48,6 +48,16 @@ type xferCmd struct {
 	src, dst       *wgpu.Buffer
 	srcOff, dstOff uint64
 	size           uint64
+}
+
+// cmdLog is the open batch's command log, part of the stream: the
+// commands in order, the Buffers they read and write, and their copies and
+// clears. Guarded by GPU.mu, like every concern of the GPU: its methods
+// are called with the lock held.
+type cmdLog struct {
+	cmds  []loggedCmd
+	bufs  []*Buffer
+	xfers []xferCmd
 }
 
 // writes returns the mask of the command's Buffers that it writes: a
@@ -75,53 +85,56 @@ func (c *loggedCmd) name() string {
 	return "copy"
 }
 
-// logDispatch logs a dispatch recorded by Run.
-func (g *GPU) logDispatch(label string, bindings []Binding, p *pipeline, bg *wgpu.BindGroup, dyn uint32, groups [3]uint32) {
-	first := len(g.logBufs)
+// dispatch logs a dispatch recorded by Run.
+func (l *cmdLog) dispatch(label string, bindings []Binding, p *pipeline, bg *wgpu.BindGroup, dyn uint32, groups [3]uint32) {
+	first := len(l.bufs)
 	for _, bd := range bindings {
-		g.logBufs = append(g.logBufs, bd.Buf)
+		l.bufs = append(l.bufs, bd.Buf)
 	}
-	g.log = append(g.log, loggedCmd{
+	l.cmds = append(l.cmds, loggedCmd{
 		kind: cmdDispatch, n: uint8(len(bindings)), first: uint32(first), label: label, pipe: p, bg: bg,
 		args: [2]uint64{uint64(groups[0]) | uint64(groups[1])<<32, uint64(groups[2]) | uint64(dyn)<<32},
 	})
 }
 
-// logCopy logs a copy of size bytes from src to dst (raw buffers); srcBuf
+// copy logs a copy of size bytes from src to dst (raw buffers); srcBuf
 // and dstBuf are the caller's Buffers behind them, nil for a staging
 // buffer that is not one.
-func (g *GPU) logCopy(label string, dst *wgpu.Buffer, dstBuf *Buffer, dstOff uint64, src *wgpu.Buffer, srcBuf *Buffer, srcOff, size uint64) {
-	first := len(g.logBufs)
-	g.logBufs = append(g.logBufs, srcBuf, dstBuf)
-	g.log = append(g.log, loggedCmd{kind: cmdCopy, n: 2, first: uint32(first), label: label, args: [2]uint64{uint64(len(g.logXfers))}})
-	g.logXfers = append(g.logXfers, xferCmd{src: src, dst: dst, srcOff: srcOff, dstOff: dstOff, size: size})
+func (l *cmdLog) copy(label string, dst *wgpu.Buffer, dstBuf *Buffer, dstOff uint64, src *wgpu.Buffer, srcBuf *Buffer, srcOff, size uint64) {
+	first := len(l.bufs)
+	l.bufs = append(l.bufs, srcBuf, dstBuf)
+	l.cmds = append(l.cmds, loggedCmd{kind: cmdCopy, n: 2, first: uint32(first), label: label, args: [2]uint64{uint64(len(l.xfers))}})
+	l.xfers = append(l.xfers, xferCmd{src: src, dst: dst, srcOff: srcOff, dstOff: dstOff, size: size})
 }
 
-// logClear logs a clear of size bytes of dst from off.
-func (g *GPU) logClear(dstBuf *Buffer, off, size uint64) {
-	first := len(g.logBufs)
-	g.logBufs = append(g.logBufs, dstBuf)
-	g.log = append(g.log, loggedCmd{kind: cmdClear, n: 1, first: uint32(first), label: "clear", args: [2]uint64{uint64(len(g.logXfers))}})
-	g.logXfers = append(g.logXfers, xferCmd{dst: dstBuf.blk.raw.(*wgpu.Buffer), dstOff: off, size: size})
+// clear logs a clear of size bytes of dst from off.
+func (l *cmdLog) clear(dstBuf *Buffer, off, size uint64) {
+	first := len(l.bufs)
+	l.bufs = append(l.bufs, dstBuf)
+	l.cmds = append(l.cmds, loggedCmd{kind: cmdClear, n: 1, first: uint32(first), label: "clear", args: [2]uint64{uint64(len(l.xfers))}})
+	l.xfers = append(l.xfers, xferCmd{dst: dstBuf.blk.raw.(*wgpu.Buffer), dstOff: off, size: size})
 }
 
-// sizeLog gives the log room for a batch of cap commands (up to a bound),
+// size gives the log room for a batch of cap commands (up to a bound),
 // so that recording does not grow it. What is logged stays.
-func (g *GPU) sizeLog(cap int) {
+func (l *cmdLog) size(cap int) {
 	n := min(cap, 4096)
-	g.log = slices.Grow(g.log, max(n-len(g.log), 0))
-	g.logBufs = slices.Grow(g.logBufs, max(4*n-len(g.logBufs), 0))
+	l.cmds = slices.Grow(l.cmds, max(n-len(l.cmds), 0))
+	l.bufs = slices.Grow(l.bufs, max(4*n-len(l.bufs), 0))
 }
 
-// resetLog empties the log for the next batch, dropping its references.
-func (g *GPU) resetLog() {
-	clear(g.log)
-	g.log = g.log[:0]
-	clear(g.logBufs)
-	g.logBufs = g.logBufs[:0]
-	clear(g.logXfers)
-	g.logXfers = g.logXfers[:0]
+// reset empties the log for the next batch, dropping its references.
+func (l *cmdLog) reset() {
+	clear(l.cmds)
+	l.cmds = l.cmds[:0]
+	clear(l.bufs)
+	l.bufs = l.bufs[:0]
+	clear(l.xfers)
+	l.xfers = l.xfers[:0]
 }
+
+// buffers returns the Buffers that c reads and writes.
+func (l *cmdLog) buffers(c *loggedCmd) []*Buffer { return l.bufs[c.first : c.first+uint32(c.n)] }
 
 // replayLocked recovers the open batch after wgpu rejected it (cause): it
 // uploads the batch's parameters, then records each logged command in
@@ -132,25 +145,24 @@ func (g *GPU) resetLog() {
 // to submit, in order. An error means that not even the replay could be
 // prepared; then every Buffer the batch writes has been marked failed.
 func (g *GPU) replayLocked(cause error) ([]*wgpu.CommandBuffer, error) {
-	g.replays++
-	if g.slot != nil && len(g.arena) > 0 {
-		if err := g.queue.WriteBuffer(g.slot.buf, 0, g.arena); err != nil {
-			err = fmt.Errorf("uploading the batch's parameters for its replay: %w (the batch failed with: %w)", err, cause)
-			g.failAll(err)
-			return nil, err
-		}
+	l := &g.stream.log
+	g.stream.replays++
+	if err := g.params.upload(g.queue); err != nil {
+		err = fmt.Errorf("uploading the batch's parameters for its replay: %w (the batch failed with: %w)", err, cause)
+		l.failAll(err)
+		return nil, err
 	}
-	cmds := make([]*wgpu.CommandBuffer, 0, len(g.log))
-	for i := range g.log {
-		c := &g.log[i]
-		bufs := g.logBufs[c.first : c.first+uint32(c.n)]
+	cmds := make([]*wgpu.CommandBuffer, 0, len(l.cmds))
+	for i := range l.cmds {
+		c := &l.cmds[i]
+		bufs := l.buffers(c)
 		if src := readsFailed(bufs); src != nil {
-			g.markWrites(c, bufs, &CommandFailedError{Command: c.name(), Failed: src.Failed, Tainted: true, Err: src.Err})
+			c.markWrites(bufs, &CommandFailedError{Command: c.name(), Failed: src.Failed, Tainted: true, Err: src.Err})
 			continue
 		}
-		cb, err := g.recordOne(c)
+		cb, err := g.recordOneLocked(c)
 		if err != nil {
-			g.markWrites(c, bufs, &CommandFailedError{Command: c.name(), Failed: c.name(), Err: err})
+			c.markWrites(bufs, &CommandFailedError{Command: c.name(), Failed: c.name(), Err: err})
 			continue
 		}
 		cmds = append(cmds, cb)
@@ -159,6 +171,7 @@ func (g *GPU) replayLocked(cause error) ([]*wgpu.CommandBuffer, error) {
 }
 
 // readsFailed returns the failure of the first failed Buffer in bufs.
+// Callers hold GPU.mu.
 func readsFailed(bufs []*Buffer) *CommandFailedError {
 	for _, b := range bufs {
 		if b != nil && b.failed != nil {
@@ -168,8 +181,8 @@ func readsFailed(bufs []*Buffer) *CommandFailedError {
 	return nil
 }
 
-// markWrites marks the Buffers that c writes failed with e.
-func (g *GPU) markWrites(c *loggedCmd, bufs []*Buffer, e *CommandFailedError) {
+// markWrites marks the Buffers of bufs that c writes failed with e.
+func (c *loggedCmd) markWrites(bufs []*Buffer, e *CommandFailedError) {
 	for i, b := range bufs {
 		if b != nil && c.writes()>>i&1 != 0 && b.failed == nil {
 			b.failed = e
@@ -179,15 +192,15 @@ func (g *GPU) markWrites(c *loggedCmd, bufs []*Buffer, e *CommandFailedError) {
 
 // failAll marks every Buffer the open batch writes failed with err: the
 // fallback when the batch cannot even be replayed.
-func (g *GPU) failAll(err error) {
-	for i := range g.log {
-		c := &g.log[i]
-		g.markWrites(c, g.logBufs[c.first:c.first+uint32(c.n)], &CommandFailedError{Command: c.name(), Failed: "the batch", Err: err})
+func (l *cmdLog) failAll(err error) {
+	for i := range l.cmds {
+		c := &l.cmds[i]
+		c.markWrites(l.buffers(c), &CommandFailedError{Command: c.name(), Failed: "the batch", Err: err})
 	}
 }
 
-// recordOne records c alone into a fresh encoder and finishes it.
-func (g *GPU) recordOne(c *loggedCmd) (*wgpu.CommandBuffer, error) {
+// recordOneLocked records c alone into a fresh encoder and finishes it.
+func (g *GPU) recordOneLocked(c *loggedCmd) (*wgpu.CommandBuffer, error) {
 	enc, err := g.dev.CreateCommandEncoder(nil)
 	if err != nil {
 		return nil, err
@@ -199,17 +212,16 @@ func (g *GPU) recordOne(c *loggedCmd) (*wgpu.CommandBuffer, error) {
 		pass.SetPipeline(c.pipe.pipe)
 		pass.SetBindGroup(0, c.bg, nil)
 		if c.pipe.sig.params {
-			g.dyn[0] = uint32(c.args[1] >> 32)
-			pass.SetBindGroup(1, g.slot.bg, g.dyn[:])
+			g.params.bind(pass, uint32(c.args[1]>>32))
 		}
 		pass.DispatchWorkgroups(uint32(c.args[0]), uint32(c.args[0]>>32), uint32(c.args[1]))
 		err = pass.End()
 		pass.Release()
 	case cmdCopy:
-		x := &g.logXfers[c.args[0]]
+		x := &g.stream.log.xfers[c.args[0]]
 		err = enc.CopyBufferToBuffer(x.src, x.srcOff, x.dst, x.dstOff, x.size)
 	case cmdClear:
-		x := &g.logXfers[c.args[0]]
+		x := &g.stream.log.xfers[c.args[0]]
 		err = enc.ClearBuffer(x.dst, x.dstOff, x.size)
 	default:
 		err = errors.New("unknown logged command")

@@ -10,6 +10,30 @@ import (
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
 
+// stream is the GPU's one command stream, through which every operation
+// is ordered: the open batch (one command encoder and compute pass that
+// record dispatches, copies and clears), its id, size and validation
+// error, the upload staging buffers and the replay log of its commands,
+// and the submissions in flight. Batches are numbered from 1; every batch
+// <= completed has finished. Guarded by GPU.mu, like every concern of the
+// GPU: its methods are called with the lock held.
+type stream struct {
+	enc       *wgpu.CommandEncoder
+	pass      *wgpu.ComputePassEncoder
+	batch     uint64         // id of the open batch
+	nCmds     int            // commands recorded in the open batch
+	cap       int            // commands per batch (SetBatchCap)
+	err       error          // validation error that dooms the open batch
+	uploads   []*wgpu.Buffer // upload staging buffers of the open batch
+	log       cmdLog         // the open batch's commands, for replay (replay.go)
+	fault     func(Kernel) bool
+	inflight  []*submission // submitted batches not yet retired, in order
+	completed uint64        // every batch <= completed has finished
+	lastIndex wgpu.SubmissionIndex
+
+	dispatches, submits, replays int64
+}
+
 // submission is one submitted batch, retired when its work-done callback
 // fired. Everything that its commands reference but that the allocator does
 // not own (upload staging buffers, the params slot) is released or pooled
@@ -22,77 +46,115 @@ type submission struct {
 	slot    *paramsSlot
 }
 
+// init opens batch 1 with room in the log for batchCap commands.
+func (s *stream) init(batchCap int) {
+	s.batch, s.cap = 1, batchCap
+	s.log.size(batchCap)
+}
+
 // encoder returns the open command encoder, creating it.
-func (g *GPU) encoder() (*wgpu.CommandEncoder, error) {
-	if g.enc == nil {
-		enc, err := g.dev.CreateCommandEncoder(nil)
+func (s *stream) encoder(dev *wgpu.Device) (*wgpu.CommandEncoder, error) {
+	if s.enc == nil {
+		enc, err := dev.CreateCommandEncoder(nil)
 		if err != nil {
 			return nil, fmt.Errorf("tessera: creating a command encoder: %w", err)
 		}
-		g.enc = enc
+		s.enc = enc
 	}
-	return g.enc, nil
+	return s.enc, nil
 }
 
 // computePass returns the open compute pass, beginning one.
-func (g *GPU) computePass() (*wgpu.ComputePassEncoder, error) {
-	if g.pass == nil {
-		enc, err := g.encoder()
+func (s *stream) computePass(dev *wgpu.Device) (*wgpu.ComputePassEncoder, error) {
+	if s.pass == nil {
+		enc, err := s.encoder(dev)
 		if err != nil {
 			return nil, err
 		}
-		g.pass = enc.BeginComputePass(nil)
+		s.pass = enc.BeginComputePass(nil)
 	}
-	return g.pass, nil
+	return s.pass, nil
 }
 
-// copyEncoder ends the open compute pass (copies and clears are recorded on
-// the encoder between passes) and returns the encoder. If wgpu rejected the
-// pass, the encoder is invalid: the batch is replayed and submitted at once
-// (flushLocked) and a fresh encoder returned. The replay may mark buffers
-// failed, so callers check theirs (checkFailed) after this call.
-func (g *GPU) copyEncoder() (*wgpu.CommandEncoder, error) {
-	g.endPass()
-	if g.batchErr != nil {
+// endPass ends the open compute pass. wgpu validates the pass's commands
+// here; a failure invalidates the encoder, and the flush replays the
+// batch.
+func (s *stream) endPass() {
+	if s.pass == nil {
+		return
+	}
+	if err := s.pass.End(); err != nil {
+		s.fail(err)
+	}
+	s.pass.Release()
+	s.pass = nil
+}
+
+// fail records that wgpu rejected the open batch (the first error counts).
+func (s *stream) fail(err error) {
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+// next opens the next batch after the open one was submitted or dropped.
+func (s *stream) next() {
+	s.log.reset()
+	s.uploads, s.err = nil, nil
+	s.batch++
+	s.nCmds = 0
+}
+
+// release releases the open pass, encoder and upload staging buffers
+// (Close, after all work finished).
+func (s *stream) release() {
+	if s.pass != nil {
+		s.pass.Release()
+		s.pass = nil
+	}
+	if s.enc != nil {
+		s.enc.Release()
+		s.enc = nil
+	}
+	for _, b := range s.uploads {
+		b.Release()
+	}
+	s.uploads = nil
+}
+
+// copyEncoderLocked ends the open compute pass (copies and clears are
+// recorded on the encoder between passes) and returns the encoder. If wgpu
+// rejected the pass, the encoder is invalid: the batch is replayed and
+// submitted at once (flushLocked) and a fresh encoder returned. The replay
+// may mark buffers failed, so callers check theirs (checkFailedLocked)
+// after this call.
+func (g *GPU) copyEncoderLocked() (*wgpu.CommandEncoder, error) {
+	g.stream.endPass()
+	if g.stream.err != nil {
 		if err := g.flushLocked(); err != nil {
 			return nil, err
 		}
 	}
-	return g.encoder()
+	return g.stream.encoder(g.dev)
 }
 
-// endPass ends the open compute pass. wgpu validates the pass's commands
-// here; a failure invalidates the encoder, and flushLocked replays the
-// batch.
-func (g *GPU) endPass() {
-	if g.pass == nil {
-		return
-	}
-	if err := g.pass.End(); err != nil && g.batchErr == nil {
-		g.batchErr = err
-	}
-	g.pass.Release()
-	g.pass = nil
-}
-
-// encoderFailed handles a transfer command that wgpu rejected as it was
-// recorded (it is logged already): the encoder is now invalid, so the batch
-// is replayed and submitted at once, which marks what the command writes
-// failed, and the command's error is returned.
-func (g *GPU) encoderFailed(what string, err error) error {
-	if g.batchErr == nil {
-		g.batchErr = err
-	}
+// encoderFailedLocked handles a transfer command that wgpu rejected as it
+// was recorded (it is logged already): the encoder is now invalid, so the
+// batch is replayed and submitted at once, which marks what the command
+// writes failed, and the command's error is returned.
+func (g *GPU) encoderFailedLocked(what string, err error) error {
+	g.stream.fail(err)
 	if ferr := g.flushLocked(); ferr != nil {
 		return ferr
 	}
 	return fmt.Errorf("tessera: %s: %w", what, err)
 }
 
-// countCmd counts one recorded command and submits the batch at the cap.
-func (g *GPU) countCmd() error {
-	g.nCmds++
-	if g.nCmds >= g.batchCap {
+// countCmdLocked counts one recorded command and submits the batch at the
+// cap.
+func (g *GPU) countCmdLocked() error {
+	g.stream.nCmds++
+	if g.stream.nCmds >= g.stream.cap {
 		return g.flushLocked()
 	}
 	return nil
@@ -113,61 +175,57 @@ func (g *GPU) countCmd() error {
 // returned only when the replay itself could not be prepared; then every
 // buffer the batch writes is marked failed and nothing of it ran.
 func (g *GPU) flushLocked() error {
-	if g.enc == nil {
+	s := &g.stream
+	if s.enc == nil {
 		g.pollLocked()
 		return nil
 	}
-	g.endPass()
-	sub := &submission{batch: g.batch, release: g.batchRelease, slot: g.slot}
-	err := g.batchErr
+	s.endPass()
+	sub := &submission{batch: s.batch, release: s.uploads, slot: g.params.slot}
+	err := s.err
 	var cmd *wgpu.CommandBuffer
 	if err == nil {
-		cmd, err = g.enc.Finish(nil)
+		cmd, err = s.enc.Finish(nil)
 	}
-	g.enc.Release()
-	g.enc = nil
+	s.enc.Release()
+	s.enc = nil
 	var one [1]*wgpu.CommandBuffer
 	var cmds []*wgpu.CommandBuffer
 	switch {
 	case err == nil:
 		one[0] = cmd
 		cmds = one[:]
-		if sub.slot != nil && len(g.arena) > 0 {
-			if err = g.queue.WriteBuffer(sub.slot.buf, 0, g.arena); err != nil {
-				cmd.Release()
-				g.failAll(err)
-			}
+		if err = g.params.upload(g.queue); err != nil {
+			cmd.Release()
+			s.log.failAll(err)
 		}
 	default:
 		cmds, err = g.replayLocked(err)
 	}
-	g.resetLog()
-	g.batchRelease, g.slot, g.batchErr = nil, nil, nil
-	g.arena = g.arena[:0]
-	g.batch++
-	g.nCmds = 0
+	g.params.detach()
+	s.next()
 	if err != nil {
 		// Nothing of the batch reached the queue; what it writes is
 		// marked failed.
 		sub.done.Store(true)
-		g.inflight = append(g.inflight, sub)
+		s.inflight = append(s.inflight, sub)
 		g.alloc.flushed()
-		g.retireDone()
+		g.retireLocked()
 		return fmt.Errorf("tessera: recorded GPU work could not be submitted (what it writes is marked failed): %w", err)
 	}
 	sub.index = g.queue.Submit(cmds...)
 	for _, c := range cmds {
 		c.Release()
 	}
-	g.lastIndex = sub.index
-	g.submits++
+	s.lastIndex = sub.index
+	s.submits++
 	onSubmittedWorkDone(g.queue, func(wgpu.QueueWorkDoneStatus) { sub.done.Store(true) })
-	g.inflight = append(g.inflight, sub)
+	s.inflight = append(s.inflight, sub)
 	g.alloc.flushed()
-	g.trimBindGroups()
+	g.binds.trim()
 	g.pollLocked()
-	for len(g.inflight) > g.opts.MaxInFlight {
-		if err := g.waitLocked(g.inflight[0]); err != nil {
+	for len(s.inflight) > g.opts.MaxInFlight {
+		if err := g.waitLocked(s.inflight[0]); err != nil {
 			return err
 		}
 	}
@@ -177,60 +235,61 @@ func (g *GPU) flushLocked() error {
 // pollLocked lets wgpu process finished work without blocking and retires
 // finished submissions.
 func (g *GPU) pollLocked() {
-	if len(g.inflight) == 0 {
+	if len(g.stream.inflight) == 0 {
 		return
 	}
 	g.dev.Poll(false, nil)
-	g.retireDone()
+	g.retireLocked()
 }
 
-// retireDone retires finished submissions in order.
-func (g *GPU) retireDone() {
+// retireLocked retires finished submissions in order: it releases their
+// upload staging buffers, pools their params buffers and tells the
+// allocator which batch completed.
+func (g *GPU) retireLocked() {
+	s := &g.stream
 	n := 0
-	for n < len(g.inflight) && g.inflight[n].done.Load() {
-		s := g.inflight[n]
-		for _, b := range s.release {
+	for n < len(s.inflight) && s.inflight[n].done.Load() {
+		sub := s.inflight[n]
+		for _, b := range sub.release {
 			b.Release()
 		}
-		if s.slot != nil {
-			g.slots = append(g.slots, s.slot)
-		}
-		g.completed = s.batch
-		g.inflight[n] = nil
+		g.params.recycle(sub.slot)
+		s.completed = sub.batch
+		s.inflight[n] = nil
 		n++
 	}
 	if n > 0 {
-		g.inflight = append(g.inflight[:0], g.inflight[n:]...)
-		g.alloc.retired(g.completed)
+		s.inflight = append(s.inflight[:0], s.inflight[n:]...)
+		g.alloc.retired(s.completed)
 	}
 }
 
-// waitLocked waits until s finished. A blocking poll in this wgpu version
-// may return after ~5 s with work still running (gfx-rs/wgpu#4589), so it
-// loops on the work-done callback until Options.Timeout.
-func (g *GPU) waitLocked(s *submission) error {
+// waitLocked waits until sub finished. A blocking poll in this wgpu
+// version may return after ~5 s with work still running (gfx-rs/wgpu#4589),
+// so it loops on the work-done callback until Options.Timeout.
+func (g *GPU) waitLocked(sub *submission) error {
 	deadline := time.Now().Add(g.opts.Timeout)
-	for !s.done.Load() {
-		if err := g.usable(); err != nil {
+	for !sub.done.Load() {
+		if err := g.usableLocked(); err != nil {
 			return err
 		}
-		g.dev.Poll(true, &wgpu.WrappedSubmissionIndex{Queue: g.queue, SubmissionIndex: s.index})
-		if s.done.Load() {
+		g.dev.Poll(true, &wgpu.WrappedSubmissionIndex{Queue: g.queue, SubmissionIndex: sub.index})
+		if sub.done.Load() {
 			break
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%w: submitted GPU work did not finish within %v", ErrTimeout, g.opts.Timeout)
 		}
 	}
-	g.retireDone()
+	g.retireLocked()
 	return nil
 }
 
 // syncLocked submits the open batch and waits for all submitted work.
 func (g *GPU) syncLocked() error {
 	err := g.flushLocked()
-	for len(g.inflight) > 0 {
-		if werr := g.waitLocked(g.inflight[0]); werr != nil {
+	for len(g.stream.inflight) > 0 {
+		if werr := g.waitLocked(g.stream.inflight[0]); werr != nil {
 			return werr
 		}
 	}
@@ -241,7 +300,7 @@ func (g *GPU) syncLocked() error {
 func (g *GPU) Flush() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := g.usable(); err != nil {
+	if err := g.usableLocked(); err != nil {
 		return err
 	}
 	return g.flushLocked()
@@ -252,7 +311,7 @@ func (g *GPU) Flush() error {
 func (g *GPU) Sync() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := g.usable(); err != nil {
+	if err := g.usableLocked(); err != nil {
 		return err
 	}
 	return g.syncLocked()
@@ -265,7 +324,42 @@ func (g *GPU) SetBatchCap(n int) {
 		n = g.opts.BatchCap
 	}
 	g.mu.Lock()
-	g.batchCap = n
-	g.sizeLog(n)
+	g.stream.cap = n
+	g.stream.log.size(n)
+	g.mu.Unlock()
+}
+
+// DispatchCount returns the number of dispatches recorded so far.
+func (g *GPU) DispatchCount() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stream.dispatches
+}
+
+// SubmitCount returns the number of submissions so far.
+func (g *GPU) SubmitCount() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stream.submits
+}
+
+// ReplayCount returns the number of batches that failed validation and
+// were replayed command by command (see the package doc). Valid work never
+// needs a replay, so tests of valid work expect it unchanged.
+func (g *GPU) ReplayCount() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stream.replays
+}
+
+// InjectFaultForTesting is for tests only: from now on, every dispatch
+// for which match returns true is recorded with a workgroup count above
+// the device's limit, bypassing Run's own check, so that wgpu rejects the
+// batch when the compute pass ends, exactly as it rejects a real invalid
+// dispatch. nil stops it. Tests use it to exercise the replay of a failed
+// batch.
+func (g *GPU) InjectFaultForTesting(match func(Kernel) bool) {
+	g.mu.Lock()
+	g.stream.fault = match
 	g.mu.Unlock()
 }

@@ -37,10 +37,10 @@ func checkRange(b *Buffer, off, n int64, what string) (int64, error) {
 func (g *GPU) Write(dst *Buffer, offset int64, data []byte) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := g.usable(); err != nil {
+	if err := g.usableLocked(); err != nil {
 		return err
 	}
-	if err := g.checkBuf(dst, "Write"); err != nil {
+	if err := g.checkBufLocked(dst, "Write"); err != nil {
 		return err
 	}
 	n4, err := checkRange(dst, offset, int64(len(data)), "Write")
@@ -54,7 +54,7 @@ func (g *GPU) Write(dst *Buffer, offset int64, data []byte) error {
 	}
 	blk := dst.blk
 	raw := blk.raw.(*wgpu.Buffer)
-	if blk.lastUse < g.batch {
+	if blk.lastUse < g.stream.batch {
 		if err := g.queue.WriteBuffer(raw, uint64(offset), data); err != nil {
 			return fmt.Errorf("tessera: Write: %w", err)
 		}
@@ -64,21 +64,21 @@ func (g *GPU) Write(dst *Buffer, offset int64, data []byte) error {
 	if err != nil {
 		return fmt.Errorf("tessera: Write: creating a staging buffer: %w", err)
 	}
-	enc, err := g.copyEncoder()
+	enc, err := g.copyEncoderLocked()
 	if err == nil {
-		err = g.checkFailed("Write", dst)
+		err = g.checkFailedLocked("Write", dst)
 	}
 	if err != nil {
 		staging.Release()
 		return err
 	}
-	g.batchRelease = append(g.batchRelease, staging)
-	g.logCopy("upload", raw, dst, uint64(offset), staging, nil, 0, uint64(n4))
+	g.stream.uploads = append(g.stream.uploads, staging)
+	g.stream.log.copy("upload", raw, dst, uint64(offset), staging, nil, 0, uint64(n4))
 	if err := enc.CopyBufferToBuffer(staging, 0, raw, uint64(offset), uint64(n4)); err != nil {
-		return g.encoderFailed("Write", err)
+		return g.encoderFailedLocked("Write", err)
 	}
-	blk.lastUse = g.batch
-	return g.countCmd()
+	blk.lastUse = g.stream.batch
+	return g.countCmdLocked()
 }
 
 // Fill zeroes size bytes of dst from offset (ClearBuffer in the encoder,
@@ -86,29 +86,29 @@ func (g *GPU) Write(dst *Buffer, offset int64, data []byte) error {
 func (g *GPU) Fill(dst *Buffer, offset, size int64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := g.usable(); err != nil {
+	if err := g.usableLocked(); err != nil {
 		return err
 	}
-	if err := g.checkBuf(dst, "Fill"); err != nil {
+	if err := g.checkBufLocked(dst, "Fill"); err != nil {
 		return err
 	}
 	n4, err := checkRange(dst, offset, size, "Fill")
 	if err != nil || n4 == 0 {
 		return err
 	}
-	enc, err := g.copyEncoder()
+	enc, err := g.copyEncoderLocked()
 	if err == nil {
-		err = g.checkFailed("Fill", dst)
+		err = g.checkFailedLocked("Fill", dst)
 	}
 	if err != nil {
 		return err
 	}
-	g.logClear(dst, uint64(offset), uint64(n4))
+	g.stream.log.clear(dst, uint64(offset), uint64(n4))
 	if err := enc.ClearBuffer(dst.blk.raw.(*wgpu.Buffer), uint64(offset), uint64(n4)); err != nil {
-		return g.encoderFailed("Fill", err)
+		return g.encoderFailedLocked("Fill", err)
 	}
-	dst.blk.lastUse = g.batch
-	return g.countCmd()
+	dst.blk.lastUse = g.stream.batch
+	return g.countCmdLocked()
 }
 
 // Copy copies size bytes from src at srcOff to dst at dstOff, ordered like a
@@ -117,13 +117,13 @@ func (g *GPU) Fill(dst *Buffer, offset, size int64) error {
 func (g *GPU) Copy(dst *Buffer, dstOff int64, src *Buffer, srcOff, size int64) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if err := g.usable(); err != nil {
+	if err := g.usableLocked(); err != nil {
 		return err
 	}
-	if err := g.checkBuf(dst, "Copy"); err != nil {
+	if err := g.checkBufLocked(dst, "Copy"); err != nil {
 		return err
 	}
-	if err := g.checkBuf(src, "Copy"); err != nil {
+	if err := g.checkBufLocked(src, "Copy"); err != nil {
 		return err
 	}
 	n4, err := checkRange(dst, dstOff, size, "Copy (destination)")
@@ -134,10 +134,10 @@ func (g *GPU) Copy(dst *Buffer, dstOff int64, src *Buffer, srcOff, size int64) e
 		return fmt.Errorf("tessera: Copy: source range [%d, %d) invalid for a %d-byte buffer (offsets must be multiples of 4)", srcOff, srcOff+size, src.size)
 	}
 	if dst.blk == src.blk {
-		tmp, err := g.alloc.alloc(n4, g.batch, g.completed)
+		tmp, err := g.alloc.alloc(n4, g.stream.batch, g.stream.completed)
 		if err != nil {
 			if err == errOverBudget {
-				return &OOMError{Requested: n4, Block: classSize(n4), Allocated: g.alloc.allocated, Reserved: g.alloc.reserved, Budget: g.alloc.budget}
+				return g.alloc.oomError(n4, classSize(n4))
 			}
 			return fmt.Errorf("tessera: Copy: %w", err)
 		}
@@ -148,25 +148,27 @@ func (g *GPU) Copy(dst *Buffer, dstOff int64, src *Buffer, srcOff, size int64) e
 		if err == nil {
 			err = g.copyLocked(dst, dstOff, t, 0, n4)
 		}
-		g.alloc.free(tmp, g.batch, g.completed)
+		g.alloc.free(tmp, g.stream.batch, g.stream.completed)
 		return err
 	}
 	return g.copyLocked(dst, dstOff, src, srcOff, n4)
 }
 
+// copyLocked records a copy of n bytes (a multiple of 4) between two
+// different blocks.
 func (g *GPU) copyLocked(dst *Buffer, dstOff int64, src *Buffer, srcOff, n int64) error {
-	enc, err := g.copyEncoder()
+	enc, err := g.copyEncoderLocked()
 	if err == nil {
-		err = g.checkFailed("Copy", src, dst)
+		err = g.checkFailedLocked("Copy", src, dst)
 	}
 	if err != nil {
 		return err
 	}
 	sraw, draw := src.blk.raw.(*wgpu.Buffer), dst.blk.raw.(*wgpu.Buffer)
-	g.logCopy("copy", draw, dst, uint64(dstOff), sraw, src, uint64(srcOff), uint64(n))
+	g.stream.log.copy("copy", draw, dst, uint64(dstOff), sraw, src, uint64(srcOff), uint64(n))
 	if err := enc.CopyBufferToBuffer(sraw, uint64(srcOff), draw, uint64(dstOff), uint64(n)); err != nil {
-		return g.encoderFailed("Copy", err)
+		return g.encoderFailedLocked("Copy", err)
 	}
-	src.blk.lastUse, dst.blk.lastUse = g.batch, g.batch
-	return g.countCmd()
+	src.blk.lastUse, dst.blk.lastUse = g.stream.batch, g.stream.batch
+	return g.countCmdLocked()
 }

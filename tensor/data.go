@@ -41,7 +41,7 @@ func New[T Element](data []T, shape ...int) *Tensor {
 		failf("New", ErrShape, nil, "%d elements do not fill shape %v", len(data), shape)
 	}
 	t := empty("New", shape, options{dtype: dtypeOf[T](), device: CPU, ctx: defaultContext})
-	backends[KindCPU].write(t, data)
+	backendOf(CPU).write(t, data)
 	return t
 }
 

@@ -1,5 +1,11 @@
 package tensor
 
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
 // A backend runs primitive ops on one kind of device. Tensor methods
 // check arguments, allocate outputs, broadcast inputs (as stride-0 views)
 // and record provenance; a backend only computes. Operands arrive as
@@ -46,18 +52,118 @@ type backend interface {
 	sync() error
 }
 
-// backends is the dispatch table: the only place a device maps to code.
-// The GPU entry is filled by the GPU backend when it opens a device.
-var backends = [numDeviceKinds]backend{
-	KindCPU: cpuBackend{},
+// The dispatch table is the only place a device maps to code: one entry
+// per opened device, indexed by kind and index. The CPU entry is installed
+// at init; a GPU's entry is installed when the device opens, on its first
+// use (gpu.go). Ops read the table without a lock (backendOf): it is an
+// immutable value behind an atomic pointer, replaced whole (copy on write)
+// under dispatchTable.mu when a device opens. Opening is serialised by
+// that lock, so each device opens once; a device that failed to open
+// keeps its error, and every later use reports it.
+type dispatchTable struct {
+	cur atomic.Pointer[tableEntries] // never nil after init; read lock-free
+
+	mu   sync.Mutex                    // serialises install and guards errs
+	errs map[Device]error              // devices that failed to open
+	open func(Device) (backend, error) // opens a device that has no entry
 }
 
-// backendOf returns the backend of dev.
-func backendOf(dev Device) backend {
-	if dev.Kind == KindCPU {
-		return backends[KindCPU]
+// tableEntries is one immutable version of the table: entries[k][i] is
+// the backend of Device{k, i}, nil where that device has not opened.
+type tableEntries [numDeviceKinds][]backend
+
+// backends is the process's dispatch table.
+var backends = newDispatchTable(openBackend)
+
+// newDispatchTable returns a table with the CPU entry installed; open
+// opens every other device on its first use.
+func newDispatchTable(open func(Device) (backend, error)) *dispatchTable {
+	t := &dispatchTable{open: open, errs: map[Device]error{}}
+	var e tableEntries
+	e[KindCPU] = []backend{cpuBackend{}}
+	t.cur.Store(&e)
+	return t
+}
+
+// lookup returns dev's entry if it has one; it takes no lock.
+func (t *dispatchTable) lookup(dev Device) backend {
+	if dev.Kind < numDeviceKinds {
+		if row := t.cur.Load()[dev.Kind]; uint(dev.Index) < uint(len(row)) {
+			return row[dev.Index]
+		}
 	}
-	b, err := gpuBackendFor(dev)
+	return nil
+}
+
+// get returns dev's backend, opening dev and installing its entry on
+// first use, or the error that opening it gave (then or earlier).
+func (t *dispatchTable) get(dev Device) (backend, error) {
+	if b := t.lookup(dev); b != nil {
+		return b, nil
+	}
+	if dev.Kind == KindCPU { // one CPU, whatever a CPU Device's Index says
+		return t.cur.Load()[KindCPU][0], nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if b := t.lookup(dev); b != nil { // opened while we waited
+		return b, nil
+	}
+	if err := t.errs[dev]; err != nil {
+		return nil, err
+	}
+	b, err := t.open(dev)
+	if err != nil {
+		t.errs[dev] = err
+		return nil, err
+	}
+	old := t.cur.Load()
+	next := *old // copies the array of slice headers, not the slices
+	row := make([]backend, max(len(old[dev.Kind]), dev.Index+1))
+	copy(row, old[dev.Kind])
+	row[dev.Index] = b
+	next[dev.Kind] = row
+	t.cur.Store(&next)
+	return b, nil
+}
+
+// each calls f with every installed backend of kind k, lock-free.
+func (t *dispatchTable) each(k DeviceKind, f func(backend)) {
+	for _, b := range t.cur.Load()[k] {
+		if b != nil {
+			f(b)
+		}
+	}
+}
+
+// openBackend opens a device that has no entry yet: a GPU (gpu.go).
+func openBackend(dev Device) (backend, error) {
+	switch {
+	case dev.Kind != KindGPU:
+		return nil, fmt.Errorf("tensor: unknown device kind %d", dev.Kind)
+	case dev.Index < 0:
+		return nil, fmt.Errorf("tensor: bad device %v: a GPU index is at least 0", dev)
+	}
+	b, err := openGPU(dev)
+	if err != nil {
+		return nil, fmt.Errorf("tensor: cannot open %v: %w", dev, err)
+	}
+	return b, nil
+}
+
+// backendOf returns the backend of dev, opening dev on first use. It
+// panics with an ErrDevice *Error when dev cannot be opened. The hot path
+// is an atomic load and two bounds checks, small enough to be inlined.
+func backendOf(dev Device) backend {
+	if b := backends.lookup(dev); b != nil {
+		return b
+	}
+	return openedBackend(dev)
+}
+
+// openedBackend is backendOf's slow path: it opens dev, or panics.
+func openedBackend(dev Device) backend {
+	b, err := backends.get(dev)
 	if err != nil {
 		panic(&Error{Op: "device", Err: ErrDevice, Detail: err.Error(), Devices: []Device{dev}})
 	}

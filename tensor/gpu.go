@@ -6,42 +6,26 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tessera-ml/tessera/device"
 )
 
 // The GPU side of the dispatch table: opening adapters lazily (never in
-// init), once per device, and choosing the default device.
+// init), once per device, and choosing the default device. The table
+// (dispatch.go) installs a GPU's backend when it opens.
 
-var gpus struct {
-	sync.Mutex
-	open map[int]*gpuBackend
-	errs map[int]error
-}
-
-// gpuBackendFor returns the backend of GPU dev, opening it on first use.
-func gpuBackendFor(dev Device) (backend, error) {
-	gpus.Lock()
-	defer gpus.Unlock()
-	if b := gpus.open[dev.Index]; b != nil {
-		return b, nil
+// gpuBackendFor returns the backend of GPU dev, opening it on first use,
+// or the error that opening it gave.
+func gpuBackendFor(dev Device) (*gpuBackend, error) {
+	if dev.Kind != KindGPU {
+		return nil, fmt.Errorf("tensor: %v is not a GPU", dev)
 	}
-	if err := gpus.errs[dev.Index]; err != nil {
-		return nil, err
-	}
-	b, err := openGPU(dev)
-	if gpus.open == nil {
-		gpus.open, gpus.errs = map[int]*gpuBackend{}, map[int]error{}
-	}
+	b, err := backends.get(dev)
 	if err != nil {
-		err = fmt.Errorf("tensor: cannot open %v: %w", dev, err)
-		gpus.errs[dev.Index] = err
 		return nil, err
 	}
-	gpus.open[dev.Index] = b
-	return b, nil
+	return b.(*gpuBackend), nil
 }
 
 // openGPU opens adapter dev.Index with the allocator settings of the
@@ -110,18 +94,14 @@ func gpuUnavailableReason() string {
 // deviceDescription describes a GPU device (adapter name and type).
 func deviceDescription(d Device) string {
 	if b, err := gpuBackendFor(d); err == nil {
-		return b.(*gpuBackend).g.Info().String()
+		return b.g.Info().String()
 	}
 	return d.String()
 }
 
 // gpuEmptyCache empties the caches of the open GPUs.
 func gpuEmptyCache() {
-	gpus.Lock()
-	defer gpus.Unlock()
-	for _, b := range gpus.open {
-		b.g.EmptyCache()
-	}
+	backends.each(KindGPU, func(b backend) { b.(*gpuBackend).g.EmptyCache() })
 }
 
 // TestGPU returns a GPU device of any adapter type (a CPU adapter such as
@@ -154,7 +134,7 @@ func GPUDevice(dev Device) (*device.GPU, error) {
 	if err != nil {
 		return nil, err
 	}
-	return b.(*gpuBackend).g, nil
+	return b.g, nil
 }
 
 func envAdapter() string { return os.Getenv(device.AdapterEnv) }
