@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
 	"slices"
@@ -134,6 +135,9 @@ type parser struct{ dec *json.Decoder }
 // token returns the next token; what names the value being read.
 func (p *parser) token(what string) (json.Token, error) {
 	t, err := p.dec.Token()
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return nil, formatErr("invalid JSON in %s: it ends early", what)
+	}
 	if err != nil {
 		return nil, formatErr("invalid JSON in %s: %v", what, err)
 	}
