@@ -92,7 +92,7 @@ func decode(r io.ReaderAt, size int64, opts []Option) (*File, error) {
 		return nil, formatErr("the file is %d bytes long, too short for the 8-byte header length (truncated file)", size)
 	}
 	var lenBuf [8]byte
-	if _, err := r.ReadAt(lenBuf[:], 0); err != nil {
+	if _, err := io.ReadFull(io.NewSectionReader(r, 0, 8), lenBuf[:]); err != nil {
 		return nil, err
 	}
 	n := binary.LittleEndian.Uint64(lenBuf[:])
@@ -103,7 +103,7 @@ func decode(r io.ReaderAt, size int64, opts []Option) (*File, error) {
 		return nil, formatErr("the header length %d exceeds the limit of %d bytes", n, maxHeader)
 	}
 	h := make([]byte, n)
-	if _, err := r.ReadAt(h, 8); err != nil {
+	if _, err := io.ReadFull(io.NewSectionReader(r, 8, int64(n)), h); err != nil {
 		return nil, err
 	}
 	hd, err := parseHeader(h, size-8-int64(n))

@@ -218,7 +218,7 @@ func TestSaveFailureKeepsOldCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var full bytes.Buffer
-	if err := encodeTo(&full, next); err != nil {
+	if err := encodeTo(&full, next, nil); err != nil {
 		t.Fatal(err)
 	}
 	total := full.Len()
@@ -250,9 +250,9 @@ func TestSaveFailureKeepsOldCheckpoint(t *testing.T) {
 	}
 }
 
-// encodeTo writes tensors as Save would, to w.
-func encodeTo(w io.Writer, tensors map[string]*tensor.Tensor) error {
-	items, hdr, err := plan(tensors, nil)
+// encodeTo writes tensors and meta as Save would, to w.
+func encodeTo(w io.Writer, tensors map[string]*tensor.Tensor, meta map[string]string) error {
+	items, hdr, err := plan(tensors, meta)
 	if err != nil {
 		return err
 	}
