@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/tessera-ml/tessera/tensor"
 )
 
 // Conventional metadata keys of a training checkpoint. The values are
@@ -38,8 +40,12 @@ type GeneratorState struct {
 }
 
 // SetMeta stores v in meta[key] as JSON (see encoding/json). It fails
-// only when v cannot be marshalled.
+// when meta is nil (wrapping tensor.ErrArgument) or v cannot be
+// marshalled (a NaN, a channel), and then leaves meta as it was.
 func SetMeta(meta map[string]string, key string, v any) error {
+	if meta == nil {
+		return fmt.Errorf("checkpoint.SetMeta %q: %w: the metadata map is nil", key, tensor.ErrArgument)
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("checkpoint.SetMeta %q: %w", key, err)

@@ -108,6 +108,9 @@ func TestMetaErrors(t *testing.T) {
 			t.Errorf("SetMeta of %T: %v", v, err)
 		}
 	}
+	if err := SetMeta(nil, "step", 1); !errors.Is(err, tensor.ErrArgument) || !strings.Contains(err.Error(), "the metadata map is nil") {
+		t.Errorf("SetMeta into a nil map: %v", err)
+	}
 	if _, ok := meta["bad"]; ok {
 		t.Error("a failed SetMeta stored a value")
 	}
