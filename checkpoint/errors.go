@@ -1,0 +1,59 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kinds of failure, besides I/O errors and the tensor package's ErrDType
+// (a dtype Tessera cannot hold) and ErrArgument (bad input to Save): an
+// error wraps one of them, so errors.Is tells what went wrong.
+var (
+	// ErrFormat: the bytes are not a well-formed safetensors file
+	// (truncated, corrupt, or written against another format).
+	ErrFormat = errors.New("malformed safetensors file")
+	// ErrMismatch: a checkpoint's tensors do not match the destination
+	// (see LoadInto and MismatchError).
+	ErrMismatch = errors.New("checkpoint does not match")
+	// ErrNoMeta: a metadata key is absent.
+	ErrNoMeta = errors.New("no such metadata key")
+)
+
+// A FileError reports a checkpoint that could not be written or read:
+// the operation, the file, and what is wrong, naming the tensor or
+// metadata key concerned. Err is ErrFormat, ErrNoMeta, tensor.ErrDType,
+// tensor.ErrArgument, a *tensor.Error, or the error of the file system.
+type FileError struct {
+	Op     string // "Save", "Load", "Meta"
+	Path   string
+	Detail string // one line on what is wrong
+	Err    error
+}
+
+func (e *FileError) Error() string {
+	return fmt.Sprintf("checkpoint.%s %s: %s", e.Op, e.Path, e.Detail)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// formatErr returns an ErrFormat error with a formatted detail; the
+// caller fills in Op and Path.
+func formatErr(format string, args ...any) *FileError {
+	return &FileError{Detail: fmt.Sprintf(format, args...), Err: ErrFormat}
+}
+
+// fileErr fills in e's Op and Path when e is a *FileError still without
+// them, or wraps any other error.
+func fileErr(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe *FileError
+	if errors.As(err, &fe) {
+		if fe.Op == "" {
+			fe.Op, fe.Path = op, path
+		}
+		return fe
+	}
+	return &FileError{Op: op, Path: path, Detail: err.Error(), Err: err}
+}

@@ -1,0 +1,231 @@
+package checkpoint
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// A File is a loaded checkpoint: its tensors by name and its metadata.
+type File struct {
+	Path    string
+	Tensors map[string]*tensor.Tensor
+	Meta    map[string]string // never nil
+}
+
+// Names returns the tensors' names, sorted.
+func (f *File) Names() []string { return sortedNames(f.Tensors) }
+
+// Release releases every tensor of f (see tensor.Tensor.Release).
+func (f *File) Release() {
+	for _, t := range f.Tensors {
+		t.Release()
+	}
+}
+
+// An Option sets where Load puts the tensors.
+type Option func(*options)
+
+type options struct {
+	dev tensor.Device
+	ctx *tensor.Context
+}
+
+// On makes Load put the tensors on dev (default the CPU).
+func On(dev tensor.Device) Option { return func(o *options) { o.dev = dev } }
+
+// In makes Load create the tensors in context c (default the default
+// context; see tensor.Context).
+func In(c *tensor.Context) Option { return func(o *options) { o.ctx = c } }
+
+// Load reads the safetensors file at path, whole, or fails: nothing is
+// returned half-read. The tensors are made on the device of On (default
+// the CPU), in the context of In; inside a tensor.Scope they belong to
+// it, like any tensor made there. F32, F64, I32 and BOOL load as
+// Float32, Float64, Int32 and Bool; files that PyTorch wrote may also
+// hold I64, loaded as Int32 (Tessera's integer type) when every value
+// fits, and F16 or BF16, converted exactly to Float32.
+//
+// The errors are *FileErrors naming the file, the tensor and the
+// problem: ErrFormat for a file that is not well-formed safetensors
+// (truncated; a header length past the end of the file; invalid JSON;
+// an unknown dtype; a shape whose size disagrees with its data_offsets;
+// overlapping, out-of-range or gapped offsets; trailing bytes; a name
+// given twice; a negative or overflowing dimension; a BOOL byte other
+// than 0 or 1); tensor.ErrDType for a dtype Tessera does not read (U8,
+// I8, I16, U16, U32, U64, F8), an I64 value outside int32, or an F64
+// tensor asked onto a GPU; tensor.ErrDevice for a device that does not
+// open; or the file system's error. Sizes are checked against the
+// file's length before anything is allocated.
+func Load(path string, opts ...Option) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fileErr("Load", path, err)
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, fileErr("Load", path, err)
+	}
+	f, err := decode(fh, st.Size(), opts)
+	if err != nil {
+		return nil, fileErr("Load", path, err)
+	}
+	f.Path = path
+	return f, nil
+}
+
+// decode reads a safetensors file of size bytes from r.
+func decode(r io.ReaderAt, size int64, opts []Option) (*File, error) {
+	o := options{dev: tensor.CPU, ctx: tensor.DefaultContext()}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := tensor.Available(o.dev); err != nil {
+		return nil, &FileError{Detail: err.Error(), Err: tensor.ErrDevice}
+	}
+	if size < 8 {
+		return nil, formatErr("the file is %d bytes long, too short for the 8-byte header length (truncated file)", size)
+	}
+	var lenBuf [8]byte
+	if _, err := io.ReadFull(io.NewSectionReader(r, 0, 8), lenBuf[:]); err != nil {
+		return nil, err
+	}
+	n := binary.LittleEndian.Uint64(lenBuf[:])
+	if n > uint64(size-8) {
+		return nil, formatErr("the header length %d runs past the end of the %d-byte file (truncated file, or not safetensors)", n, size)
+	}
+	if n > maxHeader {
+		return nil, formatErr("the header length %d exceeds the limit of %d bytes", n, maxHeader)
+	}
+	h := make([]byte, n)
+	if _, err := io.ReadFull(io.NewSectionReader(r, 8, int64(n)), h); err != nil {
+		return nil, err
+	}
+	hd, err := parseHeader(h, size-8-int64(n))
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Tensors: make(map[string]*tensor.Tensor, len(hd.entries)), Meta: hd.meta}
+	if f.Meta == nil {
+		f.Meta = map[string]string{}
+	}
+	for _, e := range hd.entries { // refuse what cannot load before reading any data
+		if err := loadable(e, o.dev); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range hd.entries {
+		t, err := readTensor(io.NewSectionReader(r, 8+int64(n)+e.begin, e.end-e.begin), e, o)
+		if err != nil {
+			f.Release()
+			return nil, err
+		}
+		f.Tensors[e.name] = t
+	}
+	return f, nil
+}
+
+// loadable reports why e cannot load onto dev, if it cannot.
+func loadable(e entry, dev tensor.Device) error {
+	if !e.dtype.read {
+		return &FileError{Detail: fmt.Sprintf("tensor %q: dtype %s is not one Tessera reads (F32, F64, I32, BOOL; I64 into int32; F16, BF16 into float32)",
+			e.name, e.dtype.name), Err: tensor.ErrDType}
+	}
+	if e.dtype.to == tensor.Float64 && dev.Kind == tensor.KindGPU {
+		return &FileError{Detail: fmt.Sprintf("tensor %q: F64 cannot load onto %v (WGSL has no f64): load it on the CPU and cast",
+			e.name, dev), Err: tensor.ErrDType}
+	}
+	return nil
+}
+
+// readTensor reads e's data from r and makes its tensor.
+func readTensor(r io.Reader, e entry, o options) (*tensor.Tensor, error) {
+	data, err := readData(r, e)
+	if err != nil {
+		return nil, err
+	}
+	var t *tensor.Tensor
+	if err := tensor.Catch(func() { t = fromHost(data, e.shape, o) }); err != nil {
+		return nil, &FileError{Detail: fmt.Sprintf("tensor %q: %v", e.name, err), Err: err}
+	}
+	return t, nil
+}
+
+// readData reads e's elements from r into a slice of the Go type of the
+// dtype e loads as, converting I64, F16 and BF16.
+func readData(r io.Reader, e entry) (any, error) {
+	le := binary.LittleEndian
+	switch e.dtype.name {
+	case "F64":
+		return readElems(r, e, func(b []byte, _ int) (float64, error) { return math.Float64frombits(le.Uint64(b)), nil })
+	case "I32":
+		return readElems(r, e, func(b []byte, _ int) (int32, error) { return int32(le.Uint32(b)), nil })
+	case "F16":
+		return readElems(r, e, func(b []byte, _ int) (float32, error) { return halfToFloat32(le.Uint16(b)), nil })
+	case "BF16":
+		return readElems(r, e, func(b []byte, _ int) (float32, error) { return math.Float32frombits(uint32(le.Uint16(b)) << 16), nil })
+	case "BOOL":
+		return readElems(r, e, func(b []byte, i int) (bool, error) {
+			if b[0] > 1 {
+				return false, formatErr("tensor %q: BOOL element %d is the byte %d, not 0 or 1", e.name, i, b[0])
+			}
+			return b[0] == 1, nil
+		})
+	case "I64":
+		return readElems(r, e, func(b []byte, i int) (int32, error) {
+			v := int64(le.Uint64(b))
+			if v != int64(int32(v)) {
+				return 0, &FileError{Detail: fmt.Sprintf("tensor %q: I64 element %d is %d, outside int32 (Tessera's integer type)", e.name, i, v),
+					Err: tensor.ErrDType}
+			}
+			return int32(v), nil
+		})
+	}
+	// F32: loadable refused the dtypes Tessera does not read.
+	return readElems(r, e, func(b []byte, _ int) (float32, error) { return math.Float32frombits(le.Uint32(b)), nil })
+}
+
+// readElems reads e.numel elements from r, a chunk at a time, decoding
+// each with conv.
+func readElems[T tensor.Element](r io.Reader, e entry, conv func(b []byte, i int) (T, error)) ([]T, error) {
+	const chunk = 1 << 14 // elements
+	size := e.dtype.size
+	out := make([]T, e.numel)
+	buf := make([]byte, min(e.numel, chunk)*size)
+	for i := 0; i < e.numel; i += chunk {
+		k := min(e.numel-i, chunk)
+		if _, err := io.ReadFull(r, buf[:k*size]); err != nil {
+			return nil, &FileError{Detail: fmt.Sprintf("tensor %q: reading its data: %v", e.name, err), Err: err}
+		}
+		for j := range k {
+			v, err := conv(buf[j*size:], i+j)
+			if err != nil {
+				return nil, err
+			}
+			out[i+j] = v
+		}
+	}
+	return out, nil
+}
+
+// fromHost makes a tensor of shape from data on o's device and context.
+func fromHost(data any, shape []int, o options) *tensor.Tensor {
+	if shape == nil {
+		shape = []int{}
+	}
+	opts := []tensor.Option{tensor.On(o.dev), tensor.In(o.ctx)}
+	switch d := data.(type) {
+	case []float64:
+		return tensor.From(d, shape, opts...)
+	case []int32:
+		return tensor.From(d, shape, opts...)
+	case []bool:
+		return tensor.From(d, shape, opts...)
+	}
+	return tensor.From(data.([]float32), shape, opts...)
+}
