@@ -81,15 +81,19 @@
 // TESSERA_GPU_BUDGET. A Copy within one buffer, whose temporary block
 // does not fit, returns the same typed error at once.
 //
-// # Readback polls in a loop and never hangs
+// # Waits never block in wgpu, and never hang
 //
-// In wgpu-native 0.17 a blocking poll returns after about 5 s even when
-// the work is still running (gfx-rs/wgpu#4589), and releasing its
-// resources then crashed lavapipe. Read (readback.go) and waitLocked
-// (stream.go) therefore never assume that one poll finished the work: they
-// loop on the map or work-done callback, up to Options.Timeout, then
-// return ErrTimeout (and keep the resources the work may still use). A
-// lost device gives ErrDeviceLost. Tests keep their dispatches short.
+// In wgpu-core 0.17 a blocking poll waits on the fence for at most 5 s and
+// then takes the submission it waited for as finished even when it is
+// still running (Device::maintain; gfx-rs/wgpu#4589): its work-done and
+// map callbacks fire, its resources are freed, and a long dispatch (one
+// 3072×3072 MatMul on lavapipe) read back zeros and then crashed the
+// process. Every wait (Read's map callback, waitLocked's work-done
+// callback) therefore goes through pollUntilLocked (stream.go), which
+// polls without blocking — a non-blocking poll reads the fence's real
+// value — sleeping between polls (at most maxPollSleep), up to
+// Options.Timeout, then returns ErrTimeout and keeps the resources the
+// work may still use. A lost device gives ErrDeviceLost.
 //
 // # Callback userdata
 //

@@ -5,7 +5,6 @@ package device
 import (
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/rajveermalviya/go-webgpu/wgpu"
 )
@@ -88,19 +87,9 @@ func (g *GPU) Read(src *Buffer, offset, size int64) ([]byte, error) {
 		status.Store(uint32(s))
 		fired.Store(true)
 	})
-	deadline := time.Now().Add(g.opts.Timeout)
-	for !fired.Load() {
-		if err := g.usableLocked(); err != nil {
-			g.staging.abandon(st)
-			return nil, err
-		}
-		// A blocking poll may return after ~5 s with the work still
-		// running (gfx-rs/wgpu#4589): loop until the callback fires.
-		g.dev.Poll(true, &wgpu.WrappedSubmissionIndex{Queue: g.queue, SubmissionIndex: g.stream.lastIndex})
-		if !fired.Load() && time.Now().After(deadline) {
-			g.staging.abandon(st)
-			return nil, fmt.Errorf("%w: Read of %d bytes did not complete within %v", ErrTimeout, size, g.opts.Timeout)
-		}
+	if err := g.pollUntilLocked(fired.Load); err != nil {
+		g.staging.abandon(st)
+		return nil, fmt.Errorf("tessera: Read of %d bytes: %w", size, err)
 	}
 	g.retireLocked()
 	if ms := wgpu.BufferMapAsyncStatus(status.Load()); ms != wgpu.BufferMapAsyncStatus_Success {

@@ -4,6 +4,7 @@ package device
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -264,26 +265,56 @@ func (g *GPU) retireLocked() {
 	}
 }
 
-// waitLocked waits until sub finished. A blocking poll in this wgpu
-// version may return after ~5 s with work still running (gfx-rs/wgpu#4589),
-// so it loops on the work-done callback until Options.Timeout.
+// waitLocked waits until sub finished, up to Options.Timeout.
 func (g *GPU) waitLocked(sub *submission) error {
-	deadline := time.Now().Add(g.opts.Timeout)
-	for !sub.done.Load() {
-		if err := g.usableLocked(); err != nil {
-			return err
-		}
-		g.dev.Poll(true, &wgpu.WrappedSubmissionIndex{Queue: g.queue, SubmissionIndex: sub.index})
-		if sub.done.Load() {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: submitted GPU work did not finish within %v", ErrTimeout, g.opts.Timeout)
-		}
+	if err := g.pollUntilLocked(sub.done.Load); err != nil {
+		return fmt.Errorf("%w (waiting for submitted GPU work)", err)
 	}
 	g.retireLocked()
 	return nil
 }
+
+// pollUntilLocked polls the device without blocking until done reports
+// true, sleeping between polls (a short spin first, then up to
+// maxPollSleep), and gives ErrTimeout after Options.Timeout or the
+// device's error when it is lost.
+//
+// It never blocks in wgpu: a blocking poll in wgpu-core 0.17 waits on
+// the fence for at most 5 s and then takes the submission it waited for
+// as finished whether or not it is (Device::maintain sets
+// last_done_index to the index it waited for), so its work-done callback
+// fires, its buffers are freed and reused while the GPU still runs it,
+// and lavapipe crashes the process (gfx-rs/wgpu#4589: one 3072×3072
+// MatMul did it). A non-blocking poll reads the fence's real value.
+func (g *GPU) pollUntilLocked(done func() bool) error {
+	deadline := time.Now().Add(g.opts.Timeout)
+	sleep := time.Duration(0)
+	for {
+		g.dev.Poll(false, nil)
+		if done() {
+			return nil
+		}
+		if err := g.usableLocked(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w: not finished within %v", ErrTimeout, g.opts.Timeout)
+		}
+		switch {
+		case sleep == 0:
+			sleep = time.Microsecond
+			runtime.Gosched()
+			continue
+		case sleep < maxPollSleep:
+			sleep = min(2*sleep, maxPollSleep)
+		}
+		time.Sleep(sleep)
+	}
+}
+
+// maxPollSleep bounds the sleep between two polls of a wait: the latency
+// a wait adds after the work finished.
+const maxPollSleep = 500 * time.Microsecond
 
 // syncLocked submits the open batch and waits for all submitted work.
 func (g *GPU) syncLocked() error {
