@@ -29,8 +29,11 @@ func (rep *Report) writeCharts(dir string) ([]string, error) {
 	var paths []string
 	for _, name := range order {
 		rs := byWorkload[name]
-		p, ok := chart(rs)
-		if !ok {
+		p, err := chart(rs)
+		if err != nil {
+			return paths, err
+		}
+		if p == nil {
 			continue
 		}
 		path := filepath.Join(dir, name+".png")
@@ -42,9 +45,9 @@ func (rep *Report) writeCharts(dir string) ([]string, error) {
 	return paths, nil
 }
 
-// chart plots results of one workload, or reports false when they cover
+// chart plots results of one workload, or returns nil when they cover
 // fewer than two sizes.
-func chart(rs []*Result) (*plot.Plot, bool) {
+func chart(rs []*Result) (*plot.Plot, error) {
 	var ticks []plot.Tick
 	var lines []string
 	points := map[string]plotter.XYs{}
@@ -64,7 +67,7 @@ func chart(rs []*Result) (*plot.Plot, bool) {
 		lo, hi = min(lo, r.Value.Median), max(hi, r.Value.Median)
 	}
 	if len(ticks) < 2 {
-		return nil, false
+		return nil, nil
 	}
 	p := plot.New()
 	p.Title.Text = rs[0].Family
@@ -72,10 +75,6 @@ func chart(rs []*Result) (*plot.Plot, bool) {
 	p.Y.Label.Text = rs[0].Unit + " (median over rounds)"
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	if lo > 0 && hi/lo > 10 {
-		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-	}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	var args []any
@@ -85,7 +84,16 @@ func chart(rs []*Result) (*plot.Plot, bool) {
 		args = append(args, l, xys)
 	}
 	if err := plotutil.AddLinePoints(p, args...); err != nil {
-		return nil, false
+		return nil, err
 	}
-	return p, true
+	// Room above the lines for the legend, one row per line.
+	rows := float64(len(lines))
+	if lo > 0 && hi/lo > 10 {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Min, p.Y.Max = lo/2, hi*math.Pow(hi/lo, 0.12*rows)
+	} else {
+		p.Y.Min, p.Y.Max = 0, hi*(1+0.12*rows)
+	}
+	return p, nil
 }

@@ -29,8 +29,9 @@ type Machine struct {
 	GoVersion    string               `json:"go_version"`
 	Adapters     []device.AdapterInfo `json:"adapters"`
 	AdapterError string               `json:"adapter_error,omitempty"`
-	Env          map[string]string    `json:"env"`  // the variables below that are set
-	Peer         *PeerInfo            `json:"peer"` // nil without --torch
+	LoadAverage  string               `json:"load_average"` // /proc/loadavg at the start: 1, 5, 15 minutes (others' work on a shared machine)
+	Env          map[string]string    `json:"env"`          // the variables below that are set
+	Peer         *PeerInfo            `json:"peer"`         // nil without --torch
 }
 
 // machineEnv are the environment variables that change what a benchmark
@@ -56,6 +57,9 @@ func CurrentMachine() Machine {
 		Env:         map[string]string{},
 	}
 	m.Hostname, _ = os.Hostname()
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil && len(strings.Fields(string(b))) >= 3 {
+		m.LoadAverage = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
 	adapters, err := device.Adapters()
 	if err != nil {
 		m.AdapterError = err.Error()

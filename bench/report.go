@@ -26,7 +26,8 @@ func memoryTag(kind string) string { k, _, _ := strings.Cut(memoryKinds[kind], "
 // per result and a legend.
 func (rep *Report) WriteMarkdown(w io.Writer) {
 	m := rep.Machine
-	fmt.Fprintf(w, "Machine: %s, %d cores (GOMAXPROCS %d), %s/%s, %s, %s UTC\n\n", m.CPUModel, m.Cores, m.GOMAXPROCS, m.OS, m.Arch, m.GoVersion, m.Time)
+	fmt.Fprintf(w, "Machine: %s, %d cores (GOMAXPROCS %d), %s/%s, %s, %s UTC, load average %s\n\n",
+		m.CPUModel, m.Cores, m.GOMAXPROCS, m.OS, m.Arch, m.GoVersion, m.Time, m.LoadAverage)
 	fmt.Fprintf(w, "CPU features: %s\n\n", strings.Join(m.CPUFeatures, " "))
 	for _, a := range m.Adapters {
 		fmt.Fprintf(w, "Adapter: %v\n\n", a)

@@ -21,6 +21,8 @@ type Config struct {
 	Python    string          // interpreter for the peers
 	Threads   int             // thread count for the peers' torch and OpenBLAS
 	Log       io.Writer       // progress lines; nil discards them
+
+	sys system // the host's package tools; tests replace them
 }
 
 // A Report is the outcome of Run: the machine, the settings, and one
@@ -71,6 +73,8 @@ type Round struct {
 
 // slot is a Tessera case or a peer case of one (workload, size).
 type slot struct {
+	w       *Workload
+	size    Size
 	res     *Result
 	dev     tensor.Device // Tessera
 	tc      *tesseraCase  // Tessera, once opened
@@ -112,7 +116,10 @@ func Run(cfg Config) (*Report, error) {
 	}
 	var peer *peerProc
 	if cfg.Torch {
-		p, err := startPeers(host, cfg.Python, cfg.Threads, cfg.Log)
+		if cfg.sys.run == nil {
+			cfg.sys = host
+		}
+		p, err := startPeers(cfg.sys, cfg.Python, cfg.Threads, cfg.Log)
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +165,7 @@ func plan(rep *Report, cfg Config, devs []tensor.Device, peer *peerProc) []*slot
 			}
 			var cpu, gpu *slot
 			for _, d := range devs {
-				sl := &slot{res: result("tessera", d.String(), ""), dev: d}
+				sl := &slot{w: w, size: s, res: result("tessera", d.String(), ""), dev: d}
 				if d.Kind == tensor.KindCPU {
 					cpu = sl
 				} else if a, ok := rep.Machine.adapter(d.Index); ok {
@@ -178,12 +185,12 @@ func plan(rep *Report, cfg Config, devs []tensor.Device, peer *peerProc) []*slot
 					continue
 				}
 				if cpu != nil {
-					sl := &slot{res: result(p, "cpu", ""), peer: p, against: cpu}
+					sl := &slot{w: w, size: s, res: result(p, "cpu", ""), peer: p, against: cpu}
 					sl.res.Against = cpu.res.Device
 					cases = append(cases, sl)
 				}
 				if p == "torch" && gpu != nil && peer.info.CUDA != nil {
-					sl := &slot{res: result(p, "cuda", peer.info.CUDA.Device), peer: p, against: gpu}
+					sl := &slot{w: w, size: s, res: result(p, "cuda", peer.info.CUDA.Device), peer: p, against: gpu}
 					sl.res.Against = gpu.res.Device
 					cases = append(cases, sl)
 				}
@@ -201,8 +208,7 @@ func measure(sl *slot, round int, cfg Config, peer *peerProc) error {
 	if sl.done {
 		return nil
 	}
-	w := lookup(r.Workload)
-	size := Size{Label: r.Size, X: r.X, Dims: r.Dims}
+	w, size := sl.w, sl.size
 	var sec float64
 	var iters int
 	var err error
