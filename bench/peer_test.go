@@ -3,7 +3,9 @@ package bench
 import (
 	"errors"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -173,5 +175,38 @@ func TestRunWithPeers(t *testing.T) {
 	}
 	if p := rep.Machine.Peer; p == nil || p.referenceBLAS() || p.Threads != 1 || p.Env["OPENBLAS_NUM_THREADS"] != "1" {
 		t.Errorf("peer record %+v", p)
+	}
+}
+
+// TestPeerStartFailures: an interpreter that is missing, dies, or talks
+// nonsense is an error that says so, with what it printed on stderr.
+func TestPeerStartFailures(t *testing.T) {
+	dir := t.TempDir()
+	fake := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		python string
+		want   []string
+	}{
+		{filepath.Join(dir, "missing"), []string{"starting the PyTorch peers", "set --python"}},
+		{fake("dies", "echo 'ModuleNotFoundError: torch' >&2; exit 1"), []string{"did not start", "ModuleNotFoundError: torch"}},
+		{fake("chatty", "echo hello there"), []string{"did not start", `peer script sent "hello there"`}},
+	} {
+		p, err := startPeer(c.python, 1)
+		if err == nil {
+			p.close()
+			t.Errorf("%s started", c.python)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not say %q", c.python, err, w)
+			}
+		}
 	}
 }

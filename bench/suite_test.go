@@ -164,10 +164,13 @@ func TestRatios(t *testing.T) {
 	if peer.Value.Median != 2 || peer.Value.Min != 1 || peer.Value.Max != 3 {
 		t.Errorf("value %+v", peer.Value)
 	}
-	// 100 ops in 1 ms is 10 µs/op, 100 in 2 ms 20 µs/op: the first is 2× faster.
-	fast, slow := MicrosOp.Speed(100, 1e-3), MicrosOp.Speed(100, 2e-3)
-	if MicrosOp.Value(100, 1e-3) != 10 || fast/slow != 2 {
-		t.Errorf("µs/op value %v, speed ratio %v", MicrosOp.Value(100, 1e-3), fast/slow)
+	// Speeds are work per second whatever the unit: Tessera at 10 µs/op
+	// against a peer at 20 µs/op is 2× faster.
+	tess = &slot{res: &Result{speeds: []float64{100 / 1e-3}}}
+	peer = &Result{speeds: []float64{100 / 2e-3}}
+	peer.summarize(tess)
+	if MicrosOp.Value(100, 1e-3) != 10 || peer.Ratio.Median != 2 {
+		t.Errorf("µs/op value %v, ratio %+v", MicrosOp.Value(100, 1e-3), peer.Ratio)
 	}
 	if v := GFLOPs.Value(4e9, 2); v != 2 {
 		t.Errorf("GFLOP/s of 4e9 flops in 2 s = %v", v)

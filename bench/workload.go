@@ -32,11 +32,6 @@ func (u Unit) Value(work, sec float64) float64 {
 	return work / sec / u.Scale
 }
 
-// Speed is Value turned so that higher is always faster: the rate, or
-// the inverse of the time per op. Ratios of speeds compare two
-// implementations the same way for every unit.
-func (u Unit) Speed(work, sec float64) float64 { return work / sec }
-
 // A Size is one problem size of a workload: Dims are passed to the peer
 // implementations (tools/bench/peers) as they are, X places the point on
 // the chart's size axis and Label names it in the table.
