@@ -87,8 +87,13 @@ type slot struct {
 // Run measures the configured workloads on the configured devices in
 // cfg.Rounds rounds; each round runs every case of a (workload, size) on
 // every device in Tessera, then in each peer, so that a drift of a shared
-// machine hits both sides of a ratio alike.
+// machine hits both sides of a ratio alike. It returns an error for a
+// Config without rounds, for peers that do not start, and for peers on a
+// reference BLAS; a case that fails is recorded in its Result.
 func Run(cfg Config) (*Report, error) {
+	if cfg.Rounds < 1 {
+		return nil, fmt.Errorf("bench: %d rounds, want at least 1", cfg.Rounds)
+	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
