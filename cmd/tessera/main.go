@@ -32,6 +32,7 @@ func main() {
 var commands = map[string]func(args []string, stdout io.Writer) error{
 	"train":   train,
 	"devices": devices,
+	"bench":   benchCmd,
 }
 
 // run runs the command line args (without the program name) and returns
