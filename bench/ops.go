@@ -9,16 +9,6 @@ import (
 // square returns the size of an n×n problem.
 func square(n int) Size { return Size{Label: fmt.Sprintf("%d", n), X: float64(n), Dims: []int{n}} }
 
-// longDispatch marks a size whose single GEMM dispatch runs longer than
-// 5 s on lavapipe: wgpu 0.17's blocking poll then returns with the work
-// still running, the device takes it for finished and frees its buffers,
-// and lavapipe crashes the process (reproduced with one 2048×2048
-// MatMul on gpu:0 followed by a Sync, then a second one).
-func longDispatch(s Size) Size {
-	s.SkipSoftware = "one dispatch outlasts wgpu's 5 s poll timeout on a software adapter, which crashes the process"
-	return s
-}
-
 // elements returns the size of an n-element problem, labelled in K or M.
 func elements(n int) Size {
 	label := fmt.Sprint(n)
@@ -50,7 +40,7 @@ func scoped(f func()) func() { return func() { tensor.Scope(f) } }
 
 var gemm = Workload{
 	Name: "gemm", Family: "GEMM", Unit: GFLOPs,
-	Sizes: []Size{square(256), square(512), square(1024), longDispatch(square(2048))},
+	Sizes: []Size{square(256), square(512), square(1024), square(2048)},
 	Quick: []Size{square(64), square(128), square(256)},
 	Peers: []string{"torch"},
 	Doc:   "gemm: n×n float32 product, 2n³ flops",

@@ -60,8 +60,6 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 		switch {
 		case r.Error != "":
 			cells[4] = "failed: " + strings.ReplaceAll(r.Error, "|", "/")
-		case r.Skipped != "":
-			cells[4] = "skipped: " + r.Skipped
 		case r.Value != nil:
 			cells[4] = formatValue(r.Value.Median, r.Unit)
 			cells[5] = fmt.Sprintf("%s–%s", formatNumber(r.Value.Min), formatNumber(r.Value.Max))

@@ -58,9 +58,8 @@ type Result struct {
 	Dispatches *float64 `json:"dispatches_per_step,omitempty"` // GPU only
 	// Ratio is, for a peer, Tessera's speed over the peer's in each round
 	// (above 1: Tessera is faster), over the rounds.
-	Ratio   *Spread `json:"ratio,omitempty"`
-	Error   string  `json:"error,omitempty"`
-	Skipped string  `json:"skipped,omitempty"` // why the case was not run
+	Ratio *Spread `json:"ratio,omitempty"`
+	Error string  `json:"error,omitempty"`
 
 	speeds []float64 // per round, work per second (0: failed)
 }
@@ -178,9 +177,6 @@ func plan(rep *Report, cfg Config, devs []tensor.Device, peer *peerProc) []*slot
 					sl.res.DeviceName = a.Name
 					if gpu == nil && !a.IsCPU {
 						gpu = sl
-					}
-					if a.IsCPU && s.SkipSoftware != "" {
-						sl.res.Skipped, sl.done = s.SkipSoftware, true
 					}
 				}
 				cases = append(cases, sl)

@@ -213,12 +213,6 @@ func TestPlanPairsPeers(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	for _, sl := range cases {
-		skip := sl.res.Workload == "gemm" && sl.res.Size == "2048" && sl.res.Device == "gpu:0"
-		if skip != (sl.res.Skipped != "") || skip != sl.done {
-			t.Errorf("%s %s on %s: skipped %q, done %v; want GEMM 2048 skipped on the software adapter only", sl.res.Workload, sl.res.Size, sl.res.Device, sl.res.Skipped, sl.done)
-		}
-	}
 	if n := len(rep.Notes); n != len(gemm.Sizes) || !strings.Contains(rep.Notes[0], "no torch version") {
 		t.Errorf("notes %q, want one per gemm size saying the script lacks it", rep.Notes)
 	}

@@ -34,14 +34,11 @@ func (u Unit) Value(work, sec float64) float64 {
 
 // A Size is one problem size of a workload: Dims are passed to the peer
 // implementations (tools/bench/peers) as they are, X places the point on
-// the chart's size axis and Label names it in the table. SkipSoftware,
-// when set, says why the size is not run on a software adapter such as
-// lavapipe (the table shows it as skipped).
+// the chart's size axis and Label names it in the table.
 type Size struct {
-	Label        string
-	X            float64
-	Dims         []int
-	SkipSoftware string
+	Label string
+	X     float64
+	Dims  []int
 }
 
 // A Case is a workload set up at one size on one device. Step does one
