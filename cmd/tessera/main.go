@@ -2,6 +2,7 @@
 //
 //	tessera train [flags]   train an MNIST classifier on the default device
 //	tessera devices         list WebGPU adapters and the GPU memory budget
+//	tessera bench [flags]   run the benchmark suite on every device (and PyTorch with -torch)
 //	tessera help            print this usage
 //
 // The device comes from TESSERA_DEVICE (auto, cpu, gpu, gpu:N); auto uses
@@ -41,7 +42,7 @@ var commands = map[string]func(args []string, stdout io.Writer) error{
 // one line on stderr.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, "tessera: no command given (want train, devices or help)")
+		fmt.Fprintln(stderr, "tessera: no command given (want train, bench, devices or help)")
 		return 2
 	}
 	name := args[0]
@@ -56,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "tessera: unknown command %q (want train, devices or help)\n", name)
+		fmt.Fprintf(stderr, "tessera: unknown command %q (want train, bench, devices or help)\n", name)
 		return 2
 	}
 	err := catch(func() error { return cmd(args[1:], stdout) })
@@ -77,6 +78,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   tessera train [flags]   train an MNIST classifier on the default device (see tessera train -h)
   tessera devices         list WebGPU adapters and the GPU memory budget
+  tessera bench [flags]   run the benchmark suite on every device (see tessera bench -h)
   tessera help            print this usage
 `)
 }
