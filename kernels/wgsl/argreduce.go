@@ -62,7 +62,7 @@ func ArgReduce(op, typ string, idx Layout, vals *Layout, x Layout, dim int, lim 
 		return Plan{}, err
 	}
 	pairs := in.pairs(serial, segs)
-	serial2 := pairs.length <= serialMaxRed || (pairs.kx[len(pairs.kx)-1] < pairs.xstride && pairs.n >= serialSideBySide)
+	serial2 := secondStageSerial(segs <= serialMaxRed || (pairs.kx[len(pairs.kx)-1] < pairs.xstride && pairs.n >= serialSideBySide), segs, lim)
 	if err := withinTrips("ArgReduce, second stage", rowTrips(serial2, segs, lim), lim); err != nil {
 		return Plan{}, err
 	}

@@ -67,17 +67,14 @@ func rowTrips(serial bool, seglen int, lim Limits) int {
 // search that grows segs by about 1/16 at a time. Without a fit up to n
 // segments it fails, naming what.
 func segments(what string, n, from int, cost func(seglen, segs int) int, lim Limits) (seglen, segs int, err error) {
-	for s := max(1, min(from, n)); ; {
-		seglen = ceilDiv(n, s)
-		s = ceilDiv(n, seglen) // the fewest segments of that length
-		if cost(seglen, s) <= lim.MaxLoopTrips {
-			return seglen, s, nil
+	for try := max(1, min(from, n)); try <= n; try = max(try+1, try+try/16) {
+		seglen = ceilDiv(n, try)
+		segs = ceilDiv(n, seglen) // the fewest segments of that length
+		if cost(seglen, segs) <= lim.MaxLoopTrips {
+			return seglen, segs, nil
 		}
-		if s >= n {
-			return 0, 0, fmt.Errorf("wgsl: %s: rows of %d elements cannot be split to cost at most %d loop trips per invocation", what, n, lim.MaxLoopTrips)
-		}
-		s = max(s+1, s+s/16)
 	}
+	return 0, 0, fmt.Errorf("wgsl: %s: rows of %d elements cannot be split to cost at most %d loop trips per invocation", what, n, lim.MaxLoopTrips)
 }
 
 // withinTrips fails, naming what, when a kernel's cost exceeds the limit.

@@ -131,7 +131,7 @@ func Reduce(op, typ string, out, x Layout, lim Limits) (Plan, error) {
 	}
 	k1.Bindings[0].Name = "scratch"
 	r2 := r.partials(serial, segs)
-	serial2 := r2.nRed <= serialMaxRed || (r2.sideBySide() && r2.nOut >= serialSideBySide)
+	serial2 := secondStageSerial(r2.nRed <= serialMaxRed || (r2.sideBySide() && r2.nOut >= serialSideBySide), segs, lim)
 	if err := withinTrips("Reduce, second stage", rowTrips(serial2, segs, lim), lim); err != nil {
 		return Plan{}, err
 	}
@@ -151,6 +151,13 @@ func (r reduceDims) firstSegments(serial bool) int {
 		return min(maxSegments, ceilDiv(r.nRed, segmentTarget))
 	}
 	return 1
+}
+
+// secondStageSerial reports whether the second stage of a two-stage
+// plan, which reduces segs partial results per row, runs one invocation
+// per row: where the strategy says so and its loop fits the limit.
+func secondStageSerial(strategy bool, segs int, lim Limits) bool {
+	return strategy && rowTrips(true, segs, lim) <= lim.MaxLoopTrips
 }
 
 // partials returns the dimensions of the second stage, which reduces the
