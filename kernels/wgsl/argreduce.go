@@ -40,11 +40,7 @@ func ArgReduce(op, typ string, idx Layout, vals *Layout, x Layout, dim int, lim 
 		return Plan{}, err
 	}
 	serial := li.length <= serialMaxRed || (li.sideBySide(0) && li.nLines >= serialSideBySide)
-	from := 1
-	if !serial && li.nLines < twoStageMaxOut && li.length >= twoStageMinRed {
-		from = min(maxSegments, ceilDiv(li.length, segmentTarget))
-	}
-	_, segs, err := segments("ArgReduce", li.length, from, func(seglen, _ int) int { return rowTrips(serial, seglen, lim) }, lim)
+	_, segs, err := segments("ArgReduce", li.length, firstSegments(serial, li.nLines, li.length), func(seglen, _ int) int { return rowTrips(serial, seglen, lim) }, lim)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -62,7 +58,7 @@ func ArgReduce(op, typ string, idx Layout, vals *Layout, x Layout, dim int, lim 
 		return Plan{}, err
 	}
 	pairs := in.pairs(serial, segs)
-	serial2 := secondStageSerial(segs <= serialMaxRed || (pairs.kx[len(pairs.kx)-1] < pairs.xstride && pairs.n >= serialSideBySide), segs, lim)
+	serial2 := secondStageSerial(segs <= serialMaxRed || (pairs.sideBySide() && pairs.n >= serialSideBySide), segs, lim)
 	if err := withinTrips("ArgReduce, second stage", rowTrips(serial2, segs, lim), lim); err != nil {
 		return Plan{}, err
 	}
@@ -80,6 +76,10 @@ type argLines struct {
 	shape, kx                []int
 	n, length, xstride, xoff int
 }
+
+// sideBySide reports whether neighbouring lines are closer in memory than
+// neighbouring elements of one line.
+func (a argLines) sideBySide() bool { return a.n > 1 && a.kx[len(a.kx)-1] < a.xstride }
 
 // pairs returns the lines of the partial pairs that a first stage split
 // into segs segments writes: at (line, segment) by workgroups, at

@@ -117,7 +117,7 @@ func Reduce(op, typ string, out, x Layout, lim Limits) (Plan, error) {
 		return Plan{Kernels: []Kernel{k}}, err
 	}
 	serial := r.nRed <= serialMaxRed || (r.sideBySide() && r.nOut >= serialSideBySide)
-	_, segs, err := segments("Reduce", r.nRed, r.firstSegments(serial), func(seglen, _ int) int { return rowTrips(serial, seglen, lim) }, lim)
+	_, segs, err := segments("Reduce", r.nRed, firstSegments(serial, r.nOut, r.nRed), func(seglen, _ int) int { return rowTrips(serial, seglen, lim) }, lim)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -143,12 +143,17 @@ func Reduce(op, typ string, out, x Layout, lim Limits) (Plan, error) {
 	return Plan{Kernels: []Kernel{k1, k2}, Scratch: int64(4 * r.nOut * segs)}, nil
 }
 
-// firstSegments is the segment count the strategy starts from: about
-// 8192 elements per segment for few long rows reduced by workgroups, else
-// one.
-func (r reduceDims) firstSegments(serial bool) int {
-	if !serial && r.nOut < twoStageMaxOut && r.nRed >= twoStageMinRed {
-		return min(maxSegments, ceilDiv(r.nRed, segmentTarget))
+// fewLong reports whether rows of n elements are few and long: fewer
+// than 64 of at least 16384 elements, which segments of about 8192
+// elements reduce in parallel.
+func fewLong(rows, n int) bool { return rows < twoStageMaxOut && n >= twoStageMinRed }
+
+// firstSegments is the segment count a row kernel's strategy starts from
+// (before the loop trip limit may ask for more): segments of about 8192
+// elements for few long rows reduced by workgroups, else one.
+func firstSegments(serial bool, rows, n int) int {
+	if !serial && fewLong(rows, n) {
+		return min(maxSegments, ceilDiv(n, segmentTarget))
 	}
 	return 1
 }
@@ -235,7 +240,7 @@ func rowGrid(serial bool, n, wg int, lim Limits) ([3]uint32, error) {
 type rdData struct {
 	Struct, T, Op, Mode, Identity string
 	WG                            int
-	Partial, Vals                 bool
+	Partial                       bool
 	Prelude, KeptWalk, RedWalk    string
 }
 

@@ -44,7 +44,7 @@ func Softmax(log bool, a LineArgs) (Plan, error) {
 	d.Log = log
 	d.Prelude = mustPrelude("isnan_", "isinf_", "log1p")
 	serial := (n <= serialMaxRed || (li.sideBySide(0) && li.nLines >= serialSideBySide)) && 3*trips(n) <= lim.MaxLoopTrips
-	few := li.nLines < twoStageMaxOut && n >= twoStageMinRed
+	few := fewLong(li.nLines, n)
 	if serial || !few && softmaxGroupTrips(n, lim) <= lim.MaxLoopTrips {
 		d.Mode, d.WG = "group", rowWG(serial, n, lim)
 		if serial {
@@ -53,11 +53,7 @@ func Softmax(log bool, a LineArgs) (Plan, error) {
 		k, err := d.kernel("softmax", fmt.Sprintf("%v|%s|%d|%v|%d", log, d.Mode, d.WG, a.InPlace, len(li.shape)), serial, li.nLines, lim, d.bindings())
 		return Plan{Kernels: []Kernel{k}}, err
 	}
-	from := 2
-	if few {
-		from = max(2, min(maxSegments, ceilDiv(n, segmentTarget)))
-	}
-	seglen, segs, err := segments("Softmax", n, from, func(seglen, segs int) int {
+	seglen, segs, err := segments("Softmax", n, max(2, firstSegments(false, li.nLines, n)), func(seglen, segs int) int {
 		wg := rowWG(false, seglen, lim)
 		strided := trips(ceilDiv(seglen, wg))
 		return max(trips(segs)+strided+treeTrips(wg), 2*trips(segs)+strided)
@@ -127,7 +123,7 @@ func CumSum(typ string, a LineArgs) (Plan, error) {
 	n := li.length
 	d.WG = lim.wgSize(256)
 	key := func() string { return fmt.Sprintf("%s|%d|%v|%d|%v", typ, d.WG, a.InPlace, len(li.shape), d.Chunked) }
-	if (li.nLines >= twoStageMaxOut || n < twoStageMinRed) && trips(n) <= lim.MaxLoopTrips {
+	if !fewLong(li.nLines, n) && trips(n) <= lim.MaxLoopTrips {
 		k, err := d.kernel("cumsum", key(), true, li.nLines, lim, d.bindings())
 		return Plan{Kernels: []Kernel{k}}, err
 	}
