@@ -74,6 +74,13 @@ func splitLimits(g *device.GPU, trips int) wgsl.Limits {
 	return lim
 }
 
+// A splitCase is a view reduced or scanned along dim.
+type splitCase struct {
+	name string
+	x    wgsl.Layout
+	dim  int
+}
+
 // wantKernels fails unless p has at least n kernels: the split happened.
 func wantKernels(t *testing.T, what string, p wgsl.Plan, err error, n int) {
 	t.Helper()
@@ -94,11 +101,7 @@ func TestSplitPlansGPU(t *testing.T) {
 	lim := splitLimits(g, testTrips)
 	r := rng(21)
 	tr := wgsl.Layout{Shape: []int{12000, 7}, Strides: []int{1, 12000}}
-	for _, c := range []struct {
-		name string
-		x    wgsl.Layout
-		dim  int
-	}{
+	for _, c := range []splitCase{
 		{"serial-300x2100", wgsl.Contiguous(300, 2100), 0},
 		{"group-70x12000", wgsl.Contiguous(70, 12000), 1},
 		{"two-stage-100000", wgsl.Contiguous(100000), 0},
@@ -165,11 +168,7 @@ func TestSplitLinesGPU(t *testing.T) {
 	g := openGPU(t)
 	lim, scan := splitLimits(g, testTrips), splitLimits(g, 200)
 	r := rng(22)
-	for _, c := range []struct {
-		name string
-		x    wgsl.Layout
-		dim  int
-	}{
+	for _, c := range []splitCase{
 		{"rows-70x3000", wgsl.Contiguous(70, 3000), 1},
 		{"few-5x20000", wgsl.Contiguous(5, 20000), 1},
 		{"strided-1000x3", wgsl.Contiguous(1000, 3), 0},

@@ -61,14 +61,12 @@ func Softmax(log bool, a LineArgs) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	// Pass 1: a max reduction into the partial maxes, scratch[o·segs + s].
-	k1, err := reduceKernel("max", F32, li.reduceDims(), 0, a.X.Offset, false, segs, true, lim)
+	// Pass 1: the segments' maxes, scratch[o·segs + s].
+	k1, err := d.partials("max", li, a.X.Offset, false, segs, lim)
 	if err != nil {
 		return Plan{}, err
 	}
-	k1.Bindings[0].Name = "scratch"
 	x := d.inputBinding()
-	k1.Bindings[1] = x
 	// Passes 2 and 3: the sums into scratch[segs·nLines + o·segs + s],
 	// then the output.
 	d.p.SetU32("nseg", uint32(segs)).SetU32("seglen", uint32(seglen)).SetU32("part", uint32(segs*li.nLines))
@@ -132,12 +130,10 @@ func CumSum(typ string, a LineArgs) (Plan, error) {
 		return Plan{}, err
 	}
 	// Pass 1: the chunks' totals, scratch[c·nLines + o].
-	k1, err := reduceKernel("sum", typ, li.reduceDims(), 0, a.X.Offset, true, segs, true, lim)
+	k1, err := d.partials("sum", li, a.X.Offset, true, segs, lim)
 	if err != nil {
 		return Plan{}, err
 	}
-	k1.Bindings[0].Name = "scratch"
-	k1.Bindings[1] = d.inputBinding()
 	d.p.SetU32("nseg", uint32(segs)).SetU32("seglen", uint32(seglen))
 	k2, err := d.kernel("cumsum_offsets", key(), true, li.nLines, lim, []Binding{{Name: "scratch"}})
 	if err != nil {
@@ -180,11 +176,16 @@ func lineKernel(what, typ string, a LineArgs) (lines, *lineData, error) {
 	return li, d, nil
 }
 
-// reduceDims describes the lines as a reduction of x along them (the
-// first pass of the segmented plans).
-func (li lines) reduceDims() reduceDims {
-	return reduceDims{kShape: li.shape, kX: li.strides[0], kD: make([]int, len(li.shape)),
+// partials returns the first pass of a segmented plan: a Reduce stage
+// writing op over each of the segs segments of each line to the scratch
+// buffer (serial: at s·nLines + o; else at o·segs + s), reading x through
+// inputBinding.
+func (d *lineData) partials(op string, li lines, xOff int, serial bool, segs int, lim Limits) (Kernel, error) {
+	r := reduceDims{kShape: li.shape, kX: li.strides[0], kD: make([]int, len(li.shape)),
 		rShape: []int{li.length}, rX: []int{li.dstep[0]}, nOut: li.nLines, nRed: li.length}
+	k, err := reduceKernel(op, d.T, r, 0, xOff, serial, segs, true, lim)
+	k.Bindings = []Binding{{Name: "scratch"}, d.inputBinding()}
+	return k, err
 }
 
 // inputBinding is the read-only binding through which a kernel that
