@@ -173,7 +173,9 @@ func (b *gpuBackend) runBound(op string, k wgsl.Kernel, err error, bufs map[stri
 	b.check(op, b.g.Run(device.Kernel{Label: op, Source: k.Source, Entry: k.Entry, Bindings: binds, Params: k.Params, Groups: k.Groups}))
 }
 
-// runPlan runs a multi-kernel plan, allocating its scratch buffer.
+// runPlan records the kernels of plan p in order, allocating its scratch
+// buffer (bound as "scratch"; freed once recorded, which the allocator
+// allows while recorded work still uses it).
 func (b *gpuBackend) runPlan(op string, p wgsl.Plan, err error, bufs map[string]*device.Buffer) {
 	b.check(op, err)
 	if p.Scratch > 0 {
@@ -320,8 +322,8 @@ func (b *gpuBackend) argReduce(op Op, vals, idx, x *Tensor, dim int) {
 		vl = &l
 		bufs["vals"] = gbuf(vals)
 	}
-	k, err := wgsl.ArgReduce(gpuReduceOps[op], wgslType(x.dtype), wlay(idx), vl, wlay(x), dim, b.lim)
-	b.run(op.String(), k, err, bufs)
+	p, err := wgsl.ArgReduce(gpuReduceOps[op], wgslType(x.dtype), wlay(idx), vl, wlay(x), dim, b.lim)
+	b.runPlan(op.String(), p, err, bufs)
 	idx.ref.s.setIndexRange(0, int64(x.shape[dim]-1), false)
 }
 
@@ -346,20 +348,20 @@ func (b *gpuBackend) lineBufs(dst, x *Tensor) map[string]*device.Buffer {
 
 func (b *gpuBackend) cumsum(dst, x *Tensor, dim int) {
 	defer unpin(pin(dst, x))
-	k, err := wgsl.CumSum(wgslType(x.dtype), b.lineArgs(dst, x, dim))
-	b.run("CumSum", k, err, b.lineBufs(dst, x))
+	p, err := wgsl.CumSum(wgslType(x.dtype), b.lineArgs(dst, x, dim))
+	b.runPlan("CumSum", p, err, b.lineBufs(dst, x))
 }
 
 func (b *gpuBackend) softmax(log bool, dst, x *Tensor, dim int) {
 	defer unpin(pin(dst, x))
-	k, err := wgsl.Softmax(log, b.lineArgs(dst, x, dim))
-	b.run("Softmax", k, err, b.lineBufs(dst, x))
+	p, err := wgsl.Softmax(log, b.lineArgs(dst, x, dim))
+	b.runPlan("Softmax", p, err, b.lineBufs(dst, x))
 }
 
 func (b *gpuBackend) matmul(dst, a, m *Tensor) {
 	defer unpin(pin(dst, a, m))
-	k, err := wgsl.MatMul(wlay(dst), wlay(a), wlay(m), b.lim)
-	b.run("MatMul", k, err, map[string]*device.Buffer{"out": gbuf(dst), "a": gbuf(a), "b": gbuf(m)})
+	p, err := wgsl.MatMul(wlay(dst), wlay(a), wlay(m), b.lim)
+	b.runPlan("MatMul", p, err, map[string]*device.Buffer{"out": gbuf(dst), "a": gbuf(a), "b": gbuf(m)})
 }
 
 // The GPU index kernels skip out-of-range indices (they never write out
@@ -375,8 +377,8 @@ func (b *gpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
 
 func (b *gpuBackend) indexAdd(dst, index, src *Tensor, dim int) error {
 	defer unpin(pin(dst, index, src))
-	k, err := wgsl.IndexAdd(wgslType(dst.dtype), wlay(dst), dim, wlay(index), wlay(src), b.lim)
-	b.run("IndexAdd", k, err, map[string]*device.Buffer{"dst": gbuf(dst), "index": gbuf(index), "src": gbuf(src)})
+	p, err := wgsl.IndexAdd(wgslType(dst.dtype), wlay(dst), dim, wlay(index), wlay(src), b.lim)
+	b.runPlan("IndexAdd", p, err, map[string]*device.Buffer{"dst": gbuf(dst), "index": gbuf(index), "src": gbuf(src)})
 	return nil
 }
 
@@ -389,8 +391,8 @@ func (b *gpuBackend) gather(dst, x, index *Tensor, dim int) error {
 
 func (b *gpuBackend) scatterAdd(dst, index, src *Tensor, dim int) error {
 	defer unpin(pin(dst, index, src))
-	k, err := wgsl.ScatterAdd(wgslType(dst.dtype), wlay(dst), dim, wlay(index), wlay(src), b.lim)
-	b.run("ScatterAdd", k, err, map[string]*device.Buffer{"dst": gbuf(dst), "index": gbuf(index), "src": gbuf(src)})
+	p, err := wgsl.ScatterAdd(wgslType(dst.dtype), wlay(dst), dim, wlay(index), wlay(src), b.lim)
+	b.runPlan("ScatterAdd", p, err, map[string]*device.Buffer{"dst": gbuf(dst), "index": gbuf(index), "src": gbuf(src)})
 	return nil
 }
 

@@ -13,7 +13,10 @@
 // A generator takes the operands' layouts (and the device Limits) and
 // returns a Kernel: the WGSL source, the storage bindings it expects, its
 // uniform parameters as bytes and the workgroup grid. The caller attaches
-// a buffer to each binding by name and runs it (device.Run).
+// a buffer to each binding by name and runs it (device.Run). Generators
+// whose work may need several kernels (reductions, softmax, CumSum,
+// scatters, matmul) return a Plan: kernels run in order, sharing an
+// optional scratch buffer.
 //
 // # Conventions
 //
@@ -83,5 +86,15 @@
 // deterministic: one invocation per destination element scans the index
 // along dim, len(index) (or src's extent along dim) reads per element,
 // and adds in the CPU's order, so results are bitwise equal. CumSum runs
-// one invocation per line, serially along it.
+// one invocation per line, serially along it; few long lines, and lines
+// too long for one invocation's loops, run a chunked scan.
+//
+// # Loop trips
+//
+// lavapipe stops an invocation's loops after 65535 iterations in all
+// (loops.go has the cost model), so no kernel lets one invocation's loops
+// cost more than Limits.MaxLoopTrips, whatever the shape: each loop in
+// the templates states its bound, and the planners split longer work into
+// segments, chunks or more dispatches, combining partial results in a
+// fixed order, so results stay deterministic.
 package wgsl

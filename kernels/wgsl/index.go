@@ -43,51 +43,54 @@ func Gather(out, x Layout, dim int, index Layout, lim Limits) (Kernel, error) {
 	return gatherKernel(li, x.Shape[dim], index.Offset, lim)
 }
 
-// IndexAdd returns the kernel of torch.index_add_ (in place on dst):
+// IndexAdd returns the plan of torch.index_add_ (in place on dst):
 // dst[..., index[i], ...] += src[..., i, ...] along dim, typ f32 or i32.
 // index is a 1-D i32 view; src's shape is dst's with dim's extent
 // replaced by len(index). Deterministic: one invocation per element of
 // dst scans the whole index (len(index) reads per element of dst) and
 // adds the matching src elements in index order, the CPU's order, so
-// results are bitwise equal. Out-of-range indices are skipped.
+// results are bitwise equal. Out-of-range indices are skipped. A scan
+// whose loop would cost more than Limits.MaxLoopTrips (loops.go) runs as
+// one kernel per range of the index, in order, each adding to what the
+// previous left: the same additions in the same order.
 //
 // Bindings: "dst" (read_write), "index" (read), "src" (read).
-func IndexAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) (Kernel, error) {
+func IndexAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) (Plan, error) {
 	if len(index.Shape) != 1 {
-		return Kernel{}, fmt.Errorf("wgsl: IndexAdd: index has rank %d, want 1", len(index.Shape))
+		return Plan{}, fmt.Errorf("wgsl: IndexAdd: index has rank %d, want 1", len(index.Shape))
 	}
 	dst, src, dim = promote0d(dst, src, dim)
 	if len(dst.Shape) != len(src.Shape) || dim < 0 || dim >= len(dst.Shape) || src.Shape[dim] != index.Shape[0] {
-		return Kernel{}, fmt.Errorf("wgsl: IndexAdd: dst %v, src %v, dim %d, index of %d", dst.Shape, src.Shape, dim, index.Shape[0])
+		return Plan{}, fmt.Errorf("wgsl: IndexAdd: dst %v, src %v, dim %d, index of %d", dst.Shape, src.Shape, dim, index.Shape[0])
 	}
 	li, err := planLines("IndexAdd", []Layout{dst, src, spread(index, dst.Shape, dim)}, dim, offDim, false)
 	if err != nil {
-		return Kernel{}, err
+		return Plan{}, err
 	}
 	return scatterKernel(typ, li, src.Shape[dim], index.Offset, nil, lim)
 }
 
-// ScatterAdd returns the kernel of torch.scatter_add_ (in place on dst):
+// ScatterAdd returns the plan of torch.scatter_add_ (in place on dst):
 // dst[p with coordinate index[p] along dim] += src[p] for every position
 // p of src, typ f32 or i32; index and src have one shape whose extents
 // off dim are at most dst's. Deterministic: one invocation per element of
 // dst scans its line of index along dim (src's extent along dim reads per
 // element of dst) in order, so results are bitwise equal to the CPU's.
-// Out-of-range indices are skipped.
+// Out-of-range indices are skipped. Long scans split as in IndexAdd.
 //
 // Bindings: "dst" (read_write), "index" (read), "src" (read).
-func ScatterAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) (Kernel, error) {
+func ScatterAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) (Plan, error) {
 	if len(dst.Shape) == 0 {
 		dst, index, src, dim = one1d(dst), one1d(index), one1d(src), 0
 	}
 	if !sameShape(index.Shape, src.Shape) || len(src.Shape) != len(dst.Shape) || dim < 0 || dim >= len(dst.Shape) {
-		return Kernel{}, fmt.Errorf("wgsl: ScatterAdd: dst %v, index %v, src %v, dim %d", dst.Shape, index.Shape, src.Shape, dim)
+		return Plan{}, fmt.Errorf("wgsl: ScatterAdd: dst %v, index %v, src %v, dim %d", dst.Shape, index.Shape, src.Shape, dim)
 	}
 	var bounds []int
 	for d := range dst.Shape {
 		if d != dim && src.Shape[d] != dst.Shape[d] {
 			if src.Shape[d] > dst.Shape[d] {
-				return Kernel{}, fmt.Errorf("wgsl: ScatterAdd: src %v exceeds dst %v off dim %d", src.Shape, dst.Shape, dim)
+				return Plan{}, fmt.Errorf("wgsl: ScatterAdd: src %v exceeds dst %v off dim %d", src.Shape, dst.Shape, dim)
 			}
 			bounds = append([]int(nil), src.Shape...)
 			bounds[dim] = 1
@@ -95,7 +98,7 @@ func ScatterAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) 
 	}
 	li, err := planLines("ScatterAdd", []Layout{dst, src, index}, dim, ranksOnly, bounds != nil)
 	if err != nil {
-		return Kernel{}, err
+		return Plan{}, err
 	}
 	return scatterKernel(typ, li, src.Shape[dim], index.Offset, bounds, lim)
 }
@@ -173,19 +176,22 @@ func gatherKernel(li lines, xlen, indexOff int, lim Limits) (Kernel, error) {
 		Bindings: []Binding{{Name: "out"}, {Name: "x", ReadOnly: true}, {Name: "index", ReadOnly: true}}}, nil
 }
 
-func scatterKernel(typ string, li lines, slen, indexOff int, bounds []int, lim Limits) (Kernel, error) {
+// scatterKernel returns the scatter-add plan: one kernel per range of
+// at most Limits.MaxLoopTrips - 1 source positions along dim.
+func scatterKernel(typ string, li lines, slen, indexOff int, bounds []int, lim Limits) (Plan, error) {
 	if typ != F32 && typ != I32 {
-		return Kernel{}, fmt.Errorf("wgsl: scatter: type %q (want f32 or i32)", typ)
+		return Plan{}, fmt.Errorf("wgsl: scatter: type %q (want f32 or i32)", typ)
 	}
-	fields := []ParamField{{"slen", "u32", 0}, {"ostride", "u32", 0}, {"sstride", "u32", 0}, {"istride", "u32", 0}}
+	lim = lim.orDefault()
+	fields := []ParamField{{"jbeg", "u32", 0}, {"jend", "u32", 0}, {"ostride", "u32", 0}, {"sstride", "u32", 0}, {"istride", "u32", 0}}
 	if bounds != nil {
 		fields = append(fields, ParamField{"kbound", "array", vec4s(len(li.shape))})
 	}
 	p, d, groups, err := indexPosition(li, fields, []string{"ob", "sb", "ib"}, lim)
 	if err != nil {
-		return Kernel{}, err
+		return Plan{}, err
 	}
-	p.SetU32("slen", uint32(slen)).SetU32("ostride", uint32(li.dstep[0])).SetU32("sstride", uint32(li.dstep[1])).SetU32("istride", uint32(li.dstep[2]))
+	p.SetU32("ostride", uint32(li.dstep[0])).SetU32("sstride", uint32(li.dstep[1])).SetU32("istride", uint32(li.dstep[2]))
 	p.SetArray("offs", u32s([]int{li.offs[0], li.offs[1], indexOff}, 4, 0))
 	d.T, d.Bounded = typ, bounds != nil
 	if d.Bounded {
@@ -197,10 +203,15 @@ func scatterKernel(typ string, li lines, slen, indexOff int, bounds []int, lim L
 	d.Struct = p.Struct()
 	src, err := render("scatter", fmt.Sprintf("%s|%d|%v|%v|%d", typ, d.WG, d.DimInner, d.Bounded, len(li.shape)), d)
 	if err != nil {
-		return Kernel{}, err
+		return Plan{}, err
 	}
-	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups,
-		Bindings: []Binding{{Name: "dst"}, {Name: "index", ReadOnly: true}, {Name: "src", ReadOnly: true}}}, nil
+	var plan Plan
+	for _, r := range spans(slen, lim.MaxLoopTrips-1) {
+		p.SetU32("jbeg", uint32(r[0])).SetU32("jend", uint32(r[1]))
+		plan.Kernels = append(plan.Kernels, Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups,
+			Bindings: []Binding{{Name: "dst"}, {Name: "index", ReadOnly: true}, {Name: "src", ReadOnly: true}}})
+	}
+	return plan, nil
 }
 
 func walkFor(li lines, vars []string, valid, bounds string) string {

@@ -18,7 +18,7 @@
 // element at p), out[p] = x[p with coordinate j along dim]. An index
 // outside [0, xlen) reads nothing and writes 0 (the CPU rejects it
 // before running). Elements move as u32 bits, so one kernel serves every
-// 4-byte type.
+// 4-byte type. No loops.
 {{.Struct}}
 @group(1) @binding(0) var<uniform> params: Params;
 @group(0) @binding(0) var<storage, read_write> b_out: array<u32>;
@@ -39,9 +39,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
 {{define "scatter"}}// scatter-add ({{.T}}), deterministic: one invocation per destination
 // element p with coordinate c along dim scans the source positions j along
-// dim (j < params.slen) that share p's other coordinates, and adds src[j]
-// where index[j] == c, in increasing j: the CPU's order, so results are
-// bitwise equal. Costs params.slen index reads per destination element.
+// dim (params.jbeg ≤ j < params.jend, a range of [0, src's extent)) that
+// share p's other coordinates, and adds src[j] where index[j] == c, in
+// increasing j: the CPU's order, so results are bitwise equal. Costs
+// jend - jbeg index reads per destination element.
 // Indices outside [0, len) match nothing: out-of-range entries are
 // skipped and nothing is written out of bounds.
 {{.Struct}}
@@ -62,7 +63,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	var acc = b_dst[at];
 	var hit = false;
 	let ci = i32(c);
-	for (var j = 0u; j < params.slen; j++) {
+	// Loop: params.jend - params.jbeg iterations (≤ Limits.MaxLoopTrips - 1;
+	// a plan runs one kernel per range of j, in order).
+	for (var j = params.jbeg; j < params.jend; j++) {
 		if (b_index[ib + j * params.istride] == ci) {
 			acc += b_src[sb + j * params.sstride];
 			hit = true;

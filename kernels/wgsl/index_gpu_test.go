@@ -120,7 +120,7 @@ func TestIndexAddGPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := bufs{"dst": upload(t, g, f32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, f32bytes(src))}
-		run(t, g, k, b)
+		runPlan(t, g, k, b)
 		want := append([]float32(nil), dst...)
 		if err := cpu.IndexAdd(want, cl(c.dst), c.dim, index, src, cl(sl)); err != nil {
 			t.Fatal(err)
@@ -136,7 +136,7 @@ func TestIndexAddGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := bufs{"dst": upload(t, g, i32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, i32bytes(src))}
-	run(t, g, k, b)
+	runPlan(t, g, k, b)
 	checkI32(t, "out of range", readI32(t, g, b["dst"]), []int32{41, 2, 63})
 }
 
@@ -164,7 +164,7 @@ func TestScatterAddGPU(t *testing.T) {
 			if typ == wgsl.F32 {
 				src, dst := r.f32s(len(index), -1, 1), r.f32s(numelOf(c.dst), -1, 1)
 				b := bufs{"dst": upload(t, g, f32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, f32bytes(src))}
-				run(t, g, k, b)
+				runPlan(t, g, k, b)
 				want := append([]float32(nil), dst...)
 				if err := cpu.ScatterAdd(want, cl(dl), c.dim, index, cl(il), src, cl(il)); err != nil {
 					t.Fatal(err)
@@ -174,7 +174,7 @@ func TestScatterAddGPU(t *testing.T) {
 			}
 			src, dst := r.i32s(len(index), -100, 100), r.i32s(numelOf(c.dst), -100, 100)
 			b := bufs{"dst": upload(t, g, i32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, i32bytes(src))}
-			run(t, g, k, b)
+			runPlan(t, g, k, b)
 			want := append([]int32(nil), dst...)
 			if err := cpu.ScatterAdd(want, cl(dl), c.dim, index, cl(il), src, cl(il)); err != nil {
 				t.Fatal(err)

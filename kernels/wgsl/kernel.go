@@ -60,16 +60,23 @@ func numel(shape []int) int {
 //		MaxWorkgroupsPerDimension: c.MaxWorkgroupsPerDimension,
 //	}
 //
+// MaxLoopTrips is no device capability WebGPU reports: it bounds the loop
+// iterations of one invocation (see loops.go), and its default,
+// DefaultMaxLoopTrips, suits every adapter. Tests lower it to run the
+// plans that split long loops on small inputs.
+//
 // Zero fields mean WebGPU's defaults (DefaultLimits).
 type Limits struct {
 	MaxWorkgroupSize          int // invocations per workgroup (and along x)
 	MaxWorkgroupStorage       int // bytes of var<workgroup> memory
 	MaxWorkgroupsPerDimension int // bound on each of Kernel.Groups
+	MaxLoopTrips              int // loop iterations per invocation, all loops together
 }
 
-// DefaultLimits are WebGPU's default limits, which every adapter meets.
+// DefaultLimits are WebGPU's default limits, which every adapter meets,
+// and DefaultMaxLoopTrips.
 func DefaultLimits() Limits {
-	return Limits{MaxWorkgroupSize: 256, MaxWorkgroupStorage: 16 << 10, MaxWorkgroupsPerDimension: 65535}
+	return Limits{MaxWorkgroupSize: 256, MaxWorkgroupStorage: 16 << 10, MaxWorkgroupsPerDimension: 65535, MaxLoopTrips: DefaultMaxLoopTrips}
 }
 
 // orDefault fills zero fields with the defaults.
@@ -83,6 +90,9 @@ func (l Limits) orDefault() Limits {
 	}
 	if l.MaxWorkgroupsPerDimension <= 0 {
 		l.MaxWorkgroupsPerDimension = d.MaxWorkgroupsPerDimension
+	}
+	if l.MaxLoopTrips <= 0 {
+		l.MaxLoopTrips = d.MaxLoopTrips
 	}
 	return l
 }

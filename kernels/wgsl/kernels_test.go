@@ -142,6 +142,22 @@ var bindingDecl = regexp.MustCompile(`@group\(0\) @binding\((\d+)\) var<storage,
 // the declared access; the params struct when there are params; params a
 // multiple of 16 bytes within device's 1 KiB window; balanced braces; no
 // unrendered template action.
+// checkPlan checks every kernel of p (see checkKernel), and that there
+// are n, and returns the first.
+func checkPlan(t *testing.T, what string, p Plan, err error, n int) Kernel {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if len(p.Kernels) != n {
+		t.Fatalf("%s: %d kernels, want %d", what, len(p.Kernels), n)
+	}
+	for i, k := range p.Kernels {
+		checkKernel(t, fmt.Sprintf("%s, kernel %d", what, i), k, nil)
+	}
+	return p.Kernels[0]
+}
+
 func checkKernel(t *testing.T, what string, k Kernel, err error) {
 	t.Helper()
 	if err != nil {
@@ -336,22 +352,22 @@ func TestOtherGenerators(t *testing.T) {
 	for _, typ := range []string{F32, I32} {
 		for _, l := range []Layout{x, tr, Contiguous(3, 5000)} {
 			vals := Contiguous(l.Shape[0], 1)
-			k, err := ArgReduce("max", typ, Contiguous(l.Shape[0], 1), &vals, l, 1, lim)
-			checkKernel(t, "argmax", k, err)
-			k, err = ArgReduce("min", typ, Contiguous(l.Shape[0], 1), nil, l, 1, lim)
-			checkKernel(t, "argmin", k, err)
-			k, err = CumSum(typ, LineArgs{Out: l, X: l, Dim: 1, InPlace: true, Limits: lim})
-			checkKernel(t, "cumsum", k, err)
+			p, err := ArgReduce("max", typ, Contiguous(l.Shape[0], 1), &vals, l, 1, lim)
+			checkPlan(t, "argmax", p, err, 1)
+			p, err = ArgReduce("min", typ, Contiguous(l.Shape[0], 1), nil, l, 1, lim)
+			checkPlan(t, "argmin", p, err, 1)
+			p, err = CumSum(typ, LineArgs{Out: l, X: l, Dim: 1, InPlace: true, Limits: lim})
+			checkPlan(t, "cumsum", p, err, 1)
 		}
-		k, err := IndexAdd(typ, x, 0, Contiguous(4), Contiguous(4, 33), lim)
-		checkKernel(t, "index_add", k, err)
-		k, err = ScatterAdd(typ, x, 1, Contiguous(5, 9), Contiguous(5, 9), lim)
-		checkKernel(t, "scatter_add", k, err)
+		p, err := IndexAdd(typ, x, 0, Contiguous(4), Contiguous(4, 33), lim)
+		checkPlan(t, "index_add", p, err, 1)
+		p, err = ScatterAdd(typ, x, 1, Contiguous(5, 9), Contiguous(5, 9), lim)
+		checkPlan(t, "scatter_add", p, err, 1)
 	}
 	for _, log := range []bool{false, true} {
 		for _, l := range []Layout{x, tr, Contiguous(3, 5000), Contiguous(5000, 3)} {
-			k, err := Softmax(log, LineArgs{Out: Contiguous(l.Shape...), X: l, Dim: 1, Limits: lim})
-			checkKernel(t, "softmax", k, err)
+			p, err := Softmax(log, LineArgs{Out: Contiguous(l.Shape...), X: l, Dim: 1, Limits: lim})
+			checkPlan(t, "softmax", p, err, 1)
 		}
 	}
 	k, err := IndexSelect(Contiguous(7, 4), x, 1, Contiguous(4), lim)
@@ -365,10 +381,10 @@ func TestOtherGenerators(t *testing.T) {
 	if _, err := Philox("normal", tr, 1, 2, 0, 1, lim); err == nil {
 		t.Error("Philox into a strided view accepted")
 	}
-	tiled128 := func(out, a, b Layout, lim Limits) (Kernel, error) { return MatMulTiled(128, out, a, b, lim) }
-	for _, f := range []func(out, a, b Layout, lim Limits) (Kernel, error){MatMul, tiled128, MatMulNaive} {
-		k, err = f(Contiguous(2, 7, 65), Layout{Shape: []int{2, 7, 33}, Strides: []int{0, 1, 7}}, Contiguous(2, 33, 65), lim)
-		checkKernel(t, "matmul", k, err)
+	tiled128 := func(out, a, b Layout, lim Limits) (Plan, error) { return MatMulTiled(128, out, a, b, lim) }
+	for _, f := range []func(out, a, b Layout, lim Limits) (Plan, error){MatMul, tiled128, MatMulNaive} {
+		p, err := f(Contiguous(2, 7, 65), Layout{Shape: []int{2, 7, 33}, Strides: []int{0, 1, 7}}, Contiguous(2, 33, 65), lim)
+		k = checkPlan(t, "matmul", p, err, 1)
 		if k.Groups[2] != 2 {
 			t.Errorf("matmul groups %v", k.Groups)
 		}
@@ -376,21 +392,21 @@ func TestOtherGenerators(t *testing.T) {
 			t.Error("mismatched matmul accepted")
 		}
 	}
-	k, err = MatMul(Contiguous(1, 64, 64), Contiguous(1, 64, 16), Contiguous(1, 16, 64), lim)
-	checkKernel(t, "matmul fits", k, err)
+	p, err := MatMul(Contiguous(1, 64, 64), Contiguous(1, 64, 16), Contiguous(1, 16, 64), lim)
+	k = checkPlan(t, "matmul fits", p, err, 1)
 	if !strings.Contains(k.Source, "unguarded") || !strings.Contains(k.Source, "64×64 output tiles") || k.Groups != [3]uint32{1, 1, 1} {
 		t.Errorf("matmul 64×16·16×64: groups %v, fits %v", k.Groups, strings.Contains(k.Source, "unguarded"))
 	}
-	k, err = MatMul(Contiguous(3, 256, 130), Contiguous(3, 256, 16), Contiguous(3, 16, 130), lim)
-	checkKernel(t, "matmul 128", k, err)
+	p, err = MatMul(Contiguous(3, 256, 130), Contiguous(3, 256, 16), Contiguous(3, 16, 130), lim)
+	k = checkPlan(t, "matmul 128", p, err, 1)
 	if strings.Contains(k.Source, "unguarded") || !strings.Contains(k.Source, "128×128 output tiles") || k.Groups != [3]uint32{2, 2, 3} {
 		t.Errorf("matmul 256×16·16×130: groups %v\n%s", k.Groups, k.Source[:200])
 	}
 	if _, err := MatMulTiled(32, Contiguous(1, 1, 1), Contiguous(1, 1, 1), Contiguous(1, 1, 1), lim); err == nil {
 		t.Error("tile 32 accepted")
 	}
-	k, err = MatMul(Contiguous(1, 7, 7), Contiguous(1, 7, 7), Contiguous(1, 7, 7), Limits{MaxWorkgroupSize: 64})
-	checkKernel(t, "matmul small limits", k, err)
+	p, err = MatMul(Contiguous(1, 7, 7), Contiguous(1, 7, 7), Contiguous(1, 7, 7), Limits{MaxWorkgroupSize: 64})
+	k = checkPlan(t, "matmul small limits", p, err, 1)
 	if !strings.Contains(k.Source, "naive") {
 		t.Error("tiled matmul chosen under a 64-invocation limit")
 	}
@@ -406,8 +422,8 @@ func TestMatMulTiles(t *testing.T) {
 		}
 	}
 	for _, c := range []mmTile{mmTiles[64], mmTiles[128], {TM: 64, TN: 128, KS: 8, RM: 4, RN: 8}, {TM: 128, TN: 64, KS: 4, RM: 8, RN: 4}} {
-		k, err := matmulTiled(c, Contiguous(1, 130, 129), Contiguous(1, 130, 9), Contiguous(1, 9, 129), lim, true)
-		checkKernel(t, fmt.Sprintf("matmul %+v", c), k, err)
+		p, err := matmulTiled(c, Contiguous(1, 130, 129), Contiguous(1, 130, 9), Contiguous(1, 9, 129), lim, true)
+		k := checkPlan(t, fmt.Sprintf("matmul %+v", c), p, err, 1)
 		for s, n := range map[string]int{
 			"vec4<f32>(0.0);": c.RM * c.RN / 4,
 			fmt.Sprintf("var<workgroup> ta: array<vec4<f32>, %d>;", c.KS*c.TM/4): 1,
@@ -433,8 +449,8 @@ func TestMatMulTiles(t *testing.T) {
 			va, vb string
 		}{{Contiguous(1, 132, 36), Contiguous(1, 36, 68), true, "a along k", "b along n"}, {tr(132, 36, 4), tr(36, 68, 8), true, "a along m", "b along k"},
 			{tr(132, 36, 1), Contiguous(1, 36, 68), true, "", "b along n"}, {Contiguous(1, 132, 36), Contiguous(1, 36, 68), false, "", ""}} {
-			k, err := matmulTiled(c, Contiguous(1, 132, 68), v.a, v.b, lim, v.vec4)
-			checkKernel(t, fmt.Sprintf("matmul vec4 %+v", c), k, err)
+			p, err := matmulTiled(c, Contiguous(1, 132, 68), v.a, v.b, lim, v.vec4)
+			k := checkPlan(t, fmt.Sprintf("matmul vec4 %+v", c), p, err, 1)
 			for op, want := range map[string]string{"a": v.va, "b": v.vb} {
 				nv := (c.TM*c.KS/4 + mmThreads - 1) / mmThreads
 				if op == "b" {

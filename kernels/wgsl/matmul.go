@@ -2,7 +2,7 @@ package wgsl
 
 import "fmt"
 
-// MatMul returns the kernel computing out[b] = a[b] · b[b] for every batch
+// MatMul returns the plan computing out[b] = a[b] · b[b] for every batch
 // b, f32, accumulating in f32. Layouts are 3-D as in cpu.MatMul: out
 // (B, M, N), a (B, M, K), b (B, K, N), with any non-negative strides: a
 // transposed operand is read in place, a batch stride of 0 broadcasts.
@@ -14,8 +14,14 @@ import "fmt"
 // 128, else 64×64 tiles, and MatMulNaive when the limits hold neither
 // (fewer than 256 invocations or 8 KiB of workgroup memory).
 //
+// The plan is one kernel, except that it runs one per range of at most
+// MaxWorkgroupsPerDimension batches and, within it, one per range of K
+// short enough for Limits.MaxLoopTrips (loops.go; about 1M for 64×64
+// tiles), in order: each later range adds its products to what out
+// holds, in the order one kernel would, so results are bitwise equal.
+//
 // Bindings: "out" (read_write), "a" (read), "b" (read).
-func MatMul(out, a, b Layout, lim Limits) (Kernel, error) {
+func MatMul(out, a, b Layout, lim Limits) (Plan, error) {
 	lim = lim.orDefault()
 	if lim.MaxWorkgroupSize < 256 || lim.MaxWorkgroupStorage < 8<<10 {
 		return MatMulNaive(out, a, b, lim)
@@ -27,7 +33,7 @@ func MatMul(out, a, b Layout, lim Limits) (Kernel, error) {
 	return MatMulTiled(tile, out, a, b, lim)
 }
 
-// MatMulTiled returns the tiled matmul kernel with tile×tile output tiles
+// MatMulTiled returns the tiled matmul plan with tile×tile output tiles
 // (64 or 128), 256 invocations (16×16) each holding a 4×4 (tile 64) or
 // 8×8 (tile 128) block of outputs in registers, K in steps of 16 (tile
 // 64) or 8 (tile 128), and both operand tiles in 8 KiB of workgroup
@@ -36,13 +42,14 @@ func MatMul(out, a, b Layout, lim Limits) (Kernel, error) {
 // as vec4s when the dimension so walked (k or m of a, k or n of b) has
 // stride 1 and a multiple of 4 elements and the offset and other strides
 // are multiples of 4, else one f32 at a time; edges are guarded unless M
-// and N are multiples of the tile and K of its step. The batch is workgroup_id.z (looping over batches beyond the z
-// limit). Arguments and bindings as MatMul; the device needs 256
-// invocations per workgroup and 8 KiB of workgroup memory.
-func MatMulTiled(tile int, out, a, b Layout, lim Limits) (Kernel, error) {
+// and N are multiples of the tile and K of its step. The batch is
+// workgroup_id.z. Arguments, bindings and the split into kernels as
+// MatMul; the device needs 256 invocations per workgroup and 8 KiB of
+// workgroup memory.
+func MatMulTiled(tile int, out, a, b Layout, lim Limits) (Plan, error) {
 	cfg, ok := mmTiles[tile]
 	if !ok {
-		return Kernel{}, fmt.Errorf("wgsl: MatMulTiled: tile %d (want 64 or 128)", tile)
+		return Plan{}, fmt.Errorf("wgsl: MatMulTiled: tile %d (want 64 or 128)", tile)
 	}
 	return matmulTiled(cfg, out, a, b, lim, true)
 }
@@ -50,19 +57,19 @@ func MatMulTiled(tile int, out, a, b Layout, lim Limits) (Kernel, error) {
 // matmulTiled renders the tiled template for cfg (MatMulTiled's tiles,
 // or others in tests), loading operands as vec4 where vec4Along allows
 // and vec4 is set (tests clear it to run the scalar loads).
-func matmulTiled(cfg mmTile, out, a, b Layout, lim Limits, vec4 bool) (Kernel, error) {
+func matmulTiled(cfg mmTile, out, a, b Layout, lim Limits, vec4 bool) (Plan, error) {
 	lim = lim.orDefault()
 	if err := cfg.check(); err != nil {
-		return Kernel{}, err
+		return Plan{}, err
 	}
 	if lim.MaxWorkgroupSize < mmThreads || lim.MaxWorkgroupStorage < cfg.storage() {
-		return Kernel{}, fmt.Errorf("wgsl: MatMulTiled: needs %d invocations and %d KiB of workgroup memory, the limits are %d and %d", mmThreads, cfg.storage()>>10, lim.MaxWorkgroupSize, lim.MaxWorkgroupStorage)
+		return Plan{}, fmt.Errorf("wgsl: MatMulTiled: needs %d invocations and %d KiB of workgroup memory, the limits are %d and %d", mmThreads, cfg.storage()>>10, lim.MaxWorkgroupSize, lim.MaxWorkgroupStorage)
 	}
 	p, err := matmulParams(out, a, b)
 	if err != nil {
-		return Kernel{}, err
+		return Plan{}, err
 	}
-	m, n, k, batch := int(p.U32("m")), int(p.U32("n")), int(p.U32("k")), int(p.U32("batch"))
+	m, n, k := int(p.U32("m")), int(p.U32("n")), int(p.U32("k"))
 	d := mmData{
 		Struct:  p.Struct(),
 		mmTile:  cfg,
@@ -74,15 +81,11 @@ func matmulTiled(cfg mmTile, out, a, b Layout, lim Limits, vec4 bool) (Kernel, e
 		d.AVec4 = vec4Along(a, 1+b2i(d.AKInner))
 		d.BVec4 = vec4Along(b, 1+b2i(d.BNInner))
 	}
-	groups, err := mmGroups((n+cfg.TN-1)/cfg.TN, (m+cfg.TM-1)/cfg.TM, batch, lim)
-	if err != nil {
-		return Kernel{}, err
-	}
-	src, err := render("matmul_tiled", fmt.Sprintf("%v|%v|%v|%v|%v|%v", cfg, d.AKInner, d.BNInner, d.Fits, d.AVec4, d.BVec4), d)
-	if err != nil {
-		return Kernel{}, err
-	}
-	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups, Bindings: mmBindings()}, nil
+	// Trips: the batch loop runs once (2), the K loop ⌈krange/KS⌉ times.
+	return mmPlan(p, (n+cfg.TN-1)/cfg.TN, (m+cfg.TM-1)/cfg.TM, (lim.MaxLoopTrips-3)*cfg.KS, lim, func(acc bool) (string, error) {
+		d.Acc = acc
+		return render("matmul_tiled", fmt.Sprintf("%v|%v|%v|%v|%v|%v|%v", cfg, d.AKInner, d.BNInner, d.Fits, d.AVec4, d.BVec4, acc), d)
+	})
 }
 
 // vec4Along reports whether the tiled kernel may read l as vec4s along
@@ -153,30 +156,26 @@ func (c mmTile) check() error {
 	return nil
 }
 
-// MatMulNaive returns the reference matmul kernel: one invocation per
-// output element, 16×16 (or fewer) per workgroup. Arguments and bindings
-// as MatMul.
-func MatMulNaive(out, a, b Layout, lim Limits) (Kernel, error) {
+// MatMulNaive returns the reference matmul plan: one invocation per
+// output element, 16×16 (or fewer) per workgroup. Arguments, bindings and
+// the split into kernels as MatMul.
+func MatMulNaive(out, a, b Layout, lim Limits) (Plan, error) {
 	lim = lim.orDefault()
 	p, err := matmulParams(out, a, b)
 	if err != nil {
-		return Kernel{}, err
+		return Plan{}, err
 	}
-	m, n, batch := int(p.U32("m")), int(p.U32("n")), int(p.U32("batch"))
+	m, n := int(p.U32("m")), int(p.U32("n"))
 	wx := 16
 	for wx*wx > lim.MaxWorkgroupSize {
 		wx /= 2
 	}
 	d := mmData{Struct: p.Struct(), WX: wx, WY: wx}
-	groups, err := mmGroups((n+wx-1)/wx, (m+wx-1)/wx, batch, lim)
-	if err != nil {
-		return Kernel{}, err
-	}
-	src, err := render("matmul_naive", fmt.Sprint(wx), d)
-	if err != nil {
-		return Kernel{}, err
-	}
-	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups, Bindings: mmBindings()}, nil
+	// Trips: the batch loop runs once (2), the K loop krange times.
+	return mmPlan(p, (n+wx-1)/wx, (m+wx-1)/wx, lim.MaxLoopTrips-3, lim, func(acc bool) (string, error) {
+		d.Acc = acc
+		return render("matmul_naive", fmt.Sprint(wx, acc), d)
+	})
 }
 
 // mmData fills the matmul templates: the tile (tiled) or the workgroup
@@ -188,6 +187,7 @@ type mmData struct {
 	mmTile
 	AKInner, BNInner, Fits bool
 	AVec4, BVec4           bool
+	Acc                    bool // out holds the sum over earlier K ranges
 	WX, WY                 int
 }
 
@@ -195,21 +195,41 @@ func mmBindings() []Binding {
 	return []Binding{{Name: "out"}, {Name: "a", ReadOnly: true}, {Name: "b", ReadOnly: true}}
 }
 
-// mmGroups is the (x = column tiles, y = row tiles, z = batches) grid;
-// batches beyond the z limit are looped over in the kernel.
-func mmGroups(gx, gy, batch int, lim Limits) ([3]uint32, error) {
+// mmPlan returns the kernels of a matmul over a grid of gx column tiles
+// and gy row tiles: one per range of at most MaxWorkgroupsPerDimension
+// batches (workgroup_id.z) and, within it, per range of at most kmax of
+// K, in order, setting bbeg, bend, kbeg and kend in p. src renders the
+// kernel, with acc for the ranges of K after the first.
+func mmPlan(p *Params, gx, gy, kmax int, lim Limits, src func(acc bool) (string, error)) (Plan, error) {
 	maxD := lim.MaxWorkgroupsPerDimension
 	if gx > maxD || gy > maxD {
-		return [3]uint32{}, fmt.Errorf("wgsl: MatMul: %d×%d tiles exceed %d workgroups per dimension", gy, gx, maxD)
+		return Plan{}, fmt.Errorf("wgsl: MatMul: %d×%d tiles exceed %d workgroups per dimension", gy, gx, maxD)
 	}
+	if kmax <= 0 {
+		return Plan{}, fmt.Errorf("wgsl: MatMul: a loop trip limit of %d leaves no room for K", lim.MaxLoopTrips)
+	}
+	batch, k := int(p.U32("batch")), int(p.U32("k"))
+	var plan Plan
 	if gx == 0 || gy == 0 || batch == 0 {
-		return [3]uint32{0, 1, 1}, nil
+		return plan, nil
 	}
-	return [3]uint32{uint32(gx), uint32(gy), uint32(min(batch, maxD))}, nil
+	for _, bs := range spans(batch, maxD) {
+		for i, ks := range spans(k, kmax) {
+			s, err := src(i > 0)
+			if err != nil {
+				return Plan{}, err
+			}
+			p.SetU32("bbeg", uint32(bs[0])).SetU32("bend", uint32(bs[1])).SetU32("kbeg", uint32(ks[0])).SetU32("kend", uint32(ks[1]))
+			plan.Kernels = append(plan.Kernels, Kernel{Source: s, Entry: "main", Params: p.Bytes(),
+				Groups: [3]uint32{uint32(gx), uint32(gy), uint32(bs[1] - bs[0])}, Bindings: mmBindings()})
+		}
+	}
+	return plan, nil
 }
 
 // matmulParams validates the layouts and encodes m, n, k, batch, offs
-// (out, a, b) and the strides (batch, row, col) of a, b and out.
+// (out, a, b) and the strides (batch, row, col) of a, b and out; mmPlan
+// sets the ranges of batches and K (bbeg, bend, kbeg, kend).
 func matmulParams(out, a, b Layout) (*Params, error) {
 	for _, x := range []struct {
 		l    Layout
@@ -227,6 +247,7 @@ func matmulParams(out, a, b Layout) (*Params, error) {
 		return nil, fmt.Errorf("wgsl: MatMul: shapes out %v, a %v, b %v do not match (B,M,N) = (B,M,K)·(B,K,N)", out.Shape, a.Shape, b.Shape)
 	}
 	p := NewParams(ParamField{"m", "u32", 0}, ParamField{"n", "u32", 0}, ParamField{"k", "u32", 0}, ParamField{"batch", "u32", 0},
+		ParamField{"bbeg", "u32", 0}, ParamField{"bend", "u32", 0}, ParamField{"kbeg", "u32", 0}, ParamField{"kend", "u32", 0},
 		ParamField{"offs", "array", 1}, ParamField{"sa", "array", 1}, ParamField{"sb", "array", 1}, ParamField{"so", "array", 1})
 	p.SetU32("m", uint32(m)).SetU32("n", uint32(n)).SetU32("k", uint32(k)).SetU32("batch", uint32(bt))
 	p.SetArray("offs", u32s([]int{out.Offset, a.Offset, b.Offset}, 4, 0))

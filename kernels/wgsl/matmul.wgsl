@@ -12,9 +12,10 @@
 // + 64·j, j < {{.VN}}, of the tile). Tiles of a (stored k-major) and b go
 // through workgroup memory as vec4 rows: per k, {{add .VM .VN}} vec4 loads feed
 // {{mul .RM .VN}} vec4 FMAs. Operands are read through their strides (a
-// transposed operand is read in place); the batch is workgroup_id.z,
-// looping when there are more batches than workgroups in z; a batch stride
-// of 0 broadcasts.{{if .Fits}} The sizes are multiples of the tile, so loads
+// transposed operand is read in place); the batch is params.bbeg +
+// workgroup_id.z, below params.bend; a batch stride of 0 broadcasts. The
+// kernel sums over k in [params.kbeg, params.kend){{if .Acc}}, adding to what out holds
+// (the sum over the earlier ranges of K){{end}}.{{if .Fits}} The sizes are multiples of the tile, so loads
 // and stores are unguarded.{{end}}
 {{- if or .AVec4 .BVec4}}
 // Global loads as vec4:{{if .AVec4}} a along {{if .AKInner}}k{{else}}m{{end}}{{end}}{{if and .AVec4 .BVec4}},{{end}}{{if .BVec4}} b along {{if .BNInner}}n{{else}}k{{end}}{{end}}.
@@ -38,14 +39,33 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	let sbn = params.sb[0].z;
 	let som = params.so[0].y;
 	let son = params.so[0].z;
-	for (var bt = wid.z; bt < params.batch; bt += nwg.z) {
+	// Loop: one iteration (a plan runs one kernel per range of at most
+	// num_workgroups.z batches).
+	for (var bt = params.bbeg + wid.z; bt < params.bend; bt += nwg.z) {
 		let ab = params.offs[0].y + bt * params.sa[0].x;
 		let bb = params.offs[0].z + bt * params.sb[0].x;
 		let ob = params.offs[0].x + bt * params.so[0].x;
 {{- range $i := seq .RM}}{{range $j := seq $.VN}}
 		var acc{{$i}}_{{$j}} = vec4<f32>(0.0);
 {{- end}}{{end}}
-		for (var k0 = 0u; k0 < K; k0 += {{.KS}}u) {
+{{- if .Acc}}
+{{- range $i := seq .RM}}{{range $j := seq $.VN}}{{range $c := seq 4}}
+		{
+			let row = m0 + ty * 4u + {{add (mul (div $i 4) 64) (mod $i 4)}}u;
+			let col = n0 + tx * 4u + {{add (mul $j 64) $c}}u;
+{{- if $.Fits}}
+			acc{{$i}}_{{$j}}[{{$c}}] = b_out[ob + row * som + col * son];
+{{- else}}
+			if (row < M && col < N) {
+				acc{{$i}}_{{$j}}[{{$c}}] = b_out[ob + row * som + col * son];
+			}
+{{- end}}
+		}
+{{- end}}{{end}}{{end}}
+{{- end}}
+		// Loop: ⌈(params.kend - params.kbeg) / {{.KS}}⌉ iterations (a plan runs one
+		// kernel per range of K, kend - kbeg a multiple of {{.KS}} but in the last).
+		for (var k0 = params.kbeg; k0 < params.kend; k0 += {{.KS}}u) {
 {{- template "matmul_load" (dict "Op" "a" "X" "m" "Ext" "M" "Size" .TM "KInner" .AKInner "KS" .KS "Fits" .Fits "Vec4" .AVec4)}}
 {{- template "matmul_load" (dict "Op" "b" "X" "n" "Ext" "N" "Size" .TN "KInner" (not .BNInner) "KS" .KS "Fits" .Fits "Vec4" .BVec4)}}
 			workgroupBarrier();
@@ -154,8 +174,9 @@ whole, one along k as four lanes of consecutive kk rows. */}}
 {{- end}}
 {{- end}}
 
-{{define "matmul_naive"}}// matmul, naive: one invocation per output element, looping over K (the
-// test reference for the tiled kernel).
+{{define "matmul_naive"}}// matmul, naive: one invocation per output element, looping over k in
+// [params.kbeg, params.kend){{if .Acc}} and adding to what out holds{{end}} (the test reference for the tiled
+// kernel).
 {{template "matmul_common" .}}
 @compute @workgroup_size({{.WX}}, {{.WY}})
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -164,14 +185,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
 	if (row >= params.m || col >= params.n) {
 		return;
 	}
-	for (var bt = wid.z; bt < params.batch; bt += nwg.z) {
+	// Loop: one iteration (a plan runs one kernel per range of at most
+	// num_workgroups.z batches).
+	for (var bt = params.bbeg + wid.z; bt < params.bend; bt += nwg.z) {
 		let ab = params.offs[0].y + bt * params.sa[0].x + row * params.sa[0].y;
 		let bb = params.offs[0].z + bt * params.sb[0].x + col * params.sb[0].z;
-		var acc = 0.0;
-		for (var k = 0u; k < params.k; k++) {
+		let at = params.offs[0].x + bt * params.so[0].x + row * params.so[0].y + col * params.so[0].z;
+		var acc = {{if .Acc}}b_out[at]{{else}}0.0{{end}};
+		// Loop: params.kend - params.kbeg iterations (a plan runs one kernel
+		// per range of K).
+		for (var k = params.kbeg; k < params.kend; k++) {
 			acc += b_a[ab + k * params.sa[0].z] * b_b[bb + k * params.sb[0].y];
 		}
-		b_out[params.offs[0].x + bt * params.so[0].x + row * params.so[0].y + col * params.so[0].z] = acc;
+		b_out[at] = acc;
 	}
 }
 {{end}}

@@ -100,7 +100,7 @@ func bufferSize(l wgsl.Layout) int {
 // may read operands as vec4s.
 type mmGen struct {
 	name string
-	f    func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error)
+	f    func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Plan, error)
 	vec4 bool
 }
 
@@ -132,18 +132,19 @@ func TestMatMulGPU(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			va, vb := strings.Contains(k.Source, "b_a4"), strings.Contains(k.Source, "b_b4")
+			va, vb := strings.Contains(k.Kernels[0].Source, "b_a4"), strings.Contains(k.Kernels[0].Source, "b_b4")
 			if va != (gen.vec4 && c.va) || vb != (gen.vec4 && c.vb) {
 				t.Errorf("%s/%s: vec4 loads a %v, b %v; want %v, %v", c.name, gen.name, va, vb, gen.vec4 && c.va, gen.vec4 && c.vb)
 			}
 			bs := bufs{"out": upload(t, g, f32bytes(r.f32s(n, 5, 6))), "a": upload(t, g, f32bytes(a)), "b": upload(t, g, f32bytes(b))}
-			run(t, g, k, bs)
+			runPlan(t, g, k, bs)
 			checkF32(t, c.name+"/"+gen.name, readF32(t, g, bs["out"]), want, tol, 0)
 		}
 	}
 }
 
-// TestMatMulManyBatches loops over more batches than workgroups in z.
+// TestMatMulManyBatches splits more batches than workgroups in z into
+// kernels.
 func TestMatMulManyBatches(t *testing.T) {
 	g := openGPU(t)
 	lim := limits(g)
@@ -153,37 +154,37 @@ func TestMatMulManyBatches(t *testing.T) {
 	av, bv := r.f32s(bufferSize(a), -1, 1), r.f32s(bufferSize(b), -1, 1)
 	want := make([]float32, 9*5*3)
 	cpu.MatMul(want, cl(out), av, cl(a), bv, cl(b))
-	for _, f := range []func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error){tiled(64), tiled(128), wgsl.MatMulNaive} {
+	for _, f := range []func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Plan, error){tiled(64), tiled(128), wgsl.MatMulNaive} {
 		k, err := f(out, a, b, lim)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if k.Groups[2] != 4 {
-			t.Fatalf("groups %v", k.Groups)
+		if len(k.Kernels) != 3 || k.Kernels[0].Groups[2] != 4 || k.Kernels[2].Groups[2] != 1 {
+			t.Fatalf("%d kernels, groups %v", len(k.Kernels), k.Kernels[0].Groups)
 		}
 		bs := bufs{"out": alloc(t, g, 4*len(want)), "a": upload(t, g, f32bytes(av)), "b": upload(t, g, f32bytes(bv))}
-		run(t, g, k, bs)
+		runPlan(t, g, k, bs)
 		checkF32(t, "many batches", readF32(t, g, bs["out"]), want, 1e-5, 0)
 	}
 }
 
-func tiled(tile int) func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
-	return func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
+func tiled(tile int) func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Plan, error) {
+	return func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Plan, error) {
 		return wgsl.MatMulTiled(tile, out, a, b, lim)
 	}
 }
 
 // tiledConfig is the tiled template with TM×TN tiles other than
 // MatMulTiled's, which shows that every parameter reaches the kernel.
-func tiledConfig(tm, tn, ks, rm, rn int) func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
-	return func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
+func tiledConfig(tm, tn, ks, rm, rn int) func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Plan, error) {
+	return func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Plan, error) {
 		return wgsl.MatMulTiledConfig(tm, tn, ks, rm, rn, out, a, b, lim)
 	}
 }
 
 // tiledScalar is tiledConfig with vec4 loads off.
-func tiledScalar(tm, tn, ks, rm, rn int) func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
-	return func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error) {
+func tiledScalar(tm, tn, ks, rm, rn int) func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Plan, error) {
+	return func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Plan, error) {
 		return wgsl.MatMulTiledScalar(tm, tn, ks, rm, rn, out, a, b, lim)
 	}
 }
@@ -195,7 +196,7 @@ func BenchmarkMatMul(b *testing.B) {
 	for _, n := range []int{256, 512} {
 		for _, gen := range []struct {
 			name string
-			f    func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Kernel, error)
+			f    func(out, a, b wgsl.Layout, lim wgsl.Limits) (wgsl.Plan, error)
 		}{{"tiled64", tiled(64)}, {"tiled128", tiled(128)}, {"naive", wgsl.MatMulNaive}} {
 			b.Run(fmt.Sprintf("%s/%d", gen.name, n), func(b *testing.B) {
 				l := wgsl.Contiguous(1, n, n)
@@ -205,14 +206,14 @@ func BenchmarkMatMul(b *testing.B) {
 				}
 				r := rng(13)
 				bs := bufs{"out": alloc(b, g, 4*n*n), "a": upload(b, g, f32bytes(r.f32s(n*n, -1, 1))), "b": upload(b, g, f32bytes(r.f32s(n*n, -1, 1)))}
-				run(b, g, k, bs)
+				runPlan(b, g, k, bs)
 				if err := g.Sync(); err != nil {
 					b.Fatal(err)
 				}
 				b.ResetTimer()
 				start := time.Now()
 				for i := 0; i < b.N; i++ {
-					run(b, g, k, bs)
+					runPlan(b, g, k, bs)
 					if err := g.Sync(); err != nil {
 						b.Fatal(err)
 					}

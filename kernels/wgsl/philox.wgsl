@@ -24,6 +24,7 @@ fn mulhilo(a: u32, b: u32) -> vec2<u32> {
 fn philox(ctr: vec4<u32>, key: vec2<u32>) -> vec4<u32> {
 	var c = ctr;
 	var k = key;
+	// Loop: 10 rounds.
 	for (var r = 0u; r < 10u; r++) {
 		if (r > 0u) {
 			k = k + vec2<u32>(0x9E3779B9u, 0xBB67AE85u);
@@ -57,6 +58,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	let i = 4u * b;
 	let at = params.out_off + i;
 {{- if eq .Dist "normal"}}
+	// Loop: 2 iterations.
 	for (var j = 0u; j < 4u; j += 2u) {
 		if (i + j < params.n) {
 			// u1 = ((w >> 8) + 1)·2^-24 in (0, 1]; ln u1 = log1p(-d) with
@@ -72,6 +74,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 		}
 	}
 {{- else}}
+	// Loop: 4 iterations.
 	for (var j = 0u; j < 4u; j++) {
 		if (i + j < params.n) {
 			b_out[at + j] = {{if eq .Dist "words"}}w[j]{{else}}uniform(w[j]){{end}};

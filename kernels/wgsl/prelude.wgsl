@@ -94,6 +94,7 @@ fn pow_(x: f32, y: f32) -> f32 {
 		var n = u32(ay);
 		var b = x;
 		var r = 1.0;
+		// Loop: 7 iterations at most (n ≤ 64).
 		loop {
 			if ((n & 1u) != 0u) {
 				r = r * b;
@@ -153,6 +154,7 @@ fn pow_(x: i32, y: i32) -> i32 {
 	var n = u32(y);
 	var b = x;
 	var r = 1;
+	// Loop: 32 iterations at most (bits of n), and the exit.
 	loop {
 		if (n == 0u) {
 			break;

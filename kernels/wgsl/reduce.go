@@ -90,7 +90,9 @@ func (r reduceDims) sideBySide() bool {
 // in workgroup memory. With fewer than 64 outputs of at least 16384
 // elements (whole-tensor sums), the first stage reduces segments of about
 // 8192 elements into a scratch buffer (Plan.Scratch, typ elements), and a
-// second reduces the partial results.
+// second reduces the partial results. Rows whose loops would cost more
+// than Limits.MaxLoopTrips (loops.go) split into segments the same way,
+// in either mode (one invocation per segment and output, serially).
 //
 // Bindings: "out" (read_write), "x" (read); the two-stage plan has
 // "scratch" (read_write), "x" (read), then "out" (read_write), "scratch"
@@ -115,39 +117,77 @@ func Reduce(op, typ string, out, x Layout, lim Limits) (Plan, error) {
 		return Plan{Kernels: []Kernel{k}}, err
 	}
 	serial := r.nRed <= serialMaxRed || (r.sideBySide() && r.nOut >= serialSideBySide)
-	if serial || r.nOut >= twoStageMaxOut || r.nRed < twoStageMinRed {
-		k, err := reduceKernel(op, typ, r, out.Offset, x.Offset, serial, 1, false, lim)
-		return Plan{Kernels: []Kernel{k.Kernel}}, err
-	}
-	segs := min(maxSegments, (r.nRed+segmentTarget-1)/segmentTarget)
-	k1, err := reduceKernel(op, typ, r, 0, x.Offset, false, segs, true, lim)
+	_, segs, err := segments("Reduce", r.nRed, firstSegments(serial, r.nOut, r.nRed), func(seglen, _ int) int { return rowTrips(serial, seglen, lim) }, lim)
 	if err != nil {
 		return Plan{}, err
 	}
-	segs = int(k1.segs)
+	if segs == 1 {
+		k, err := reduceKernel(op, typ, r, out.Offset, x.Offset, serial, 1, false, lim)
+		return Plan{Kernels: []Kernel{k}}, err
+	}
+	k1, err := reduceKernel(op, typ, r, 0, x.Offset, serial, segs, true, lim)
+	if err != nil {
+		return Plan{}, err
+	}
 	k1.Bindings[0].Name = "scratch"
-	// Stage 2 reduces the (kept..., segs) partials.
-	r2 := reduceDims{
-		kShape: r.kShape, kD: r.kD, kX: Contiguous(r.kShape...).Strides,
-		rShape: []int{segs}, rX: []int{1}, nOut: r.nOut, nRed: segs,
+	r2 := r.partials(serial, segs)
+	serial2 := secondStageSerial(r2.nRed <= serialMaxRed || (r2.sideBySide() && r2.nOut >= serialSideBySide), segs, lim)
+	if err := withinTrips("Reduce, second stage", rowTrips(serial2, segs, lim), lim); err != nil {
+		return Plan{}, err
 	}
-	for i := range r2.kX {
-		r2.kX[i] *= segs
-	}
-	k2, err := reduceKernel(op, typ, r2, out.Offset, 0, segs <= serialMaxRed, 1, false, lim)
+	k2, err := reduceKernel(op, typ, r2, out.Offset, 0, serial2, 1, false, lim)
 	if err != nil {
 		return Plan{}, err
 	}
 	k2.Bindings[1].Name = "scratch"
-	return Plan{Kernels: []Kernel{k1.Kernel, k2.Kernel}, Scratch: int64(4 * r.nOut * segs)}, nil
+	return Plan{Kernels: []Kernel{k1, k2}, Scratch: int64(4 * r.nOut * segs)}, nil
 }
 
-type segKernel struct {
-	Kernel
-	segs uint32
+// fewLong reports whether rows of n elements are few and long: fewer
+// than 64 of at least 16384 elements, which segments of about 8192
+// elements reduce in parallel.
+func fewLong(rows, n int) bool { return rows < twoStageMaxOut && n >= twoStageMinRed }
+
+// firstSegments is the segment count a row kernel's strategy starts from
+// (before the loop trip limit may ask for more): segments of about 8192
+// elements for few long rows reduced by workgroups, else one.
+func firstSegments(serial bool, rows, n int) int {
+	if !serial && fewLong(rows, n) {
+		return min(maxSegments, ceilDiv(n, segmentTarget))
+	}
+	return 1
 }
 
-func reduceKernel(op, typ string, r reduceDims, outOff, xOff int, serial bool, segs int, partial bool, lim Limits) (segKernel, error) {
+// secondStageSerial reports whether the second stage of a two-stage
+// plan, which reduces segs partial results per row, runs one invocation
+// per row: where the strategy says so and its loop fits the limit.
+func secondStageSerial(strategy bool, segs int, lim Limits) bool {
+	return strategy && rowTrips(true, segs, lim) <= lim.MaxLoopTrips
+}
+
+// partials returns the dimensions of the second stage, which reduces the
+// segs partial results of each output that the first stage wrote: as
+// (output, segment) by workgroups, as (segment, output) serially.
+func (r reduceDims) partials(serial bool, segs int) reduceDims {
+	r2 := reduceDims{
+		kShape: r.kShape, kD: r.kD, kX: Contiguous(r.kShape...).Strides,
+		rShape: []int{segs}, rX: []int{1}, nOut: r.nOut, nRed: segs,
+	}
+	if serial {
+		r2.rX[0] = r.nOut
+		return r2
+	}
+	for i := range r2.kX {
+		r2.kX[i] *= segs
+	}
+	return r2
+}
+
+// reduceKernel renders one reduce kernel over r, split into segs segments
+// (1: whole rows). With partial, the kernel writes each segment's result
+// to out (the scratch buffer) at o·segs + s by workgroups, or s·nOut + o
+// serially, else each output's to out through r.kD.
+func reduceKernel(op, typ string, r reduceDims, outOff, xOff int, serial bool, segs int, partial bool, lim Limits) (Kernel, error) {
 	kr, rr := len(r.kShape), len(r.rShape)
 	p := NewParams(
 		ParamField{"nout", "u32", 0}, ParamField{"nred", "u32", 0}, ParamField{"nseg", "u32", 0}, ParamField{"seglen", "u32", 0},
@@ -155,54 +195,52 @@ func reduceKernel(op, typ string, r reduceDims, outOff, xOff int, serial bool, s
 		ParamField{"ksh", "array", vec4s(kr)}, ParamField{"kx", "array", vec4s(kr)}, ParamField{"kd", "array", vec4s(kr)},
 		ParamField{"rsh", "array", vec4s(rr)}, ParamField{"rx", "array", vec4s(rr)},
 	)
-	seglen := (r.nRed + segs - 1) / segs
-	segs = (r.nRed + seglen - 1) / seglen
+	seglen := ceilDiv(r.nRed, segs)
+	segs = ceilDiv(r.nRed, seglen)
 	p.SetU32("nout", uint32(r.nOut)).SetU32("nred", uint32(r.nRed)).SetU32("nseg", uint32(segs)).SetU32("seglen", uint32(seglen))
 	p.SetArray("offs", u32s([]int{xOff, outOff}, 4, 0))
 	p.SetArray("ksh", u32s(r.kShape, 4*vec4s(kr), 1)).SetArray("kx", u32s(r.kX, 4*vec4s(kr), 0)).SetArray("kd", u32s(r.kD, 4*vec4s(kr), 0))
 	p.SetArray("rsh", u32s(r.rShape, 4*vec4s(rr), 1)).SetArray("rx", u32s(r.rX, 4*vec4s(rr), 0))
 
-	mode, wg := "group", lim.wgSize(64)
-	if seglen >= 2048 {
-		wg = lim.wgSize(256)
-	}
-	flat := "o"
+	mode, wg := "group", rowWG(serial, seglen, lim)
 	if serial {
-		mode, wg = "serial", lim.wgSize(256)
+		mode = "serial"
 	}
 	d := rdData{
 		Struct: p.Struct(), T: typ, Op: op, Mode: mode, WG: wg, Partial: partial,
 		Identity: identity(op, typ),
-		KeptWalk: walk{Flat: flat, Shape: "ksh", Rank: kr, Vars: []string{"xb", "ob"},
+		KeptWalk: walk{Flat: "o", Shape: "ksh", Rank: kr, Vars: []string{"xb", "ob"},
 			Inits: []string{"params.offs[0].x", "params.offs[0].y"}, Strides: []string{"kx", "kd"}}.Code(),
 		RedWalk: walk{Flat: "r", Shape: "rsh", Rank: rr, Vars: []string{"ro"}, Inits: []string{"0u"}, Strides: []string{"rx"}}.Code(),
 	}
 	if typ == F32 && op != "sum" {
 		d.Prelude = mustPrelude("isnan_")
 	}
-	var groups [3]uint32
-	var err error
-	if serial {
-		groups, err = Grid(r.nOut, wg, lim)
-	} else {
-		groups, err = Grid(r.nOut*segs, 1, lim)
-	}
+	groups, err := rowGrid(serial, r.nOut*segs, wg, lim)
 	if err != nil {
-		return segKernel{}, err
+		return Kernel{}, err
 	}
 	src, err := render("reduce", fmt.Sprintf("%s|%s|%s|%d|%v|%d|%d", op, typ, mode, wg, partial, kr, rr), d)
 	if err != nil {
-		return segKernel{}, err
+		return Kernel{}, err
 	}
-	k := Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups,
-		Bindings: []Binding{{Name: "out"}, {Name: "x", ReadOnly: true}}}
-	return segKernel{k, uint32(segs)}, nil
+	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups,
+		Bindings: []Binding{{Name: "out"}, {Name: "x", ReadOnly: true}}}, nil
+}
+
+// rowGrid is the grid of a row kernel over n rows (or row segments): one
+// invocation each in workgroups of wg (serial), else one workgroup each.
+func rowGrid(serial bool, n, wg int, lim Limits) ([3]uint32, error) {
+	if serial {
+		return Grid(n, wg, lim)
+	}
+	return Grid(n, 1, lim)
 }
 
 type rdData struct {
 	Struct, T, Op, Mode, Identity string
 	WG                            int
-	Partial, Vals                 bool
+	Partial                       bool
 	Prelude, KeptWalk, RedWalk    string
 }
 
@@ -220,84 +258,4 @@ func identity(op, typ string) string {
 		return "bitcast<f32>(0x7f800000u)"
 	}
 	return "2147483647"
-}
-
-// ArgReduce returns the kernel computing the index (int32, where torch
-// returns int64) and, when vals is not nil, the value of the max (op
-// "max") or min ("min") of x along dim. idx and vals are keepdim layouts
-// (x's shape with extent 1 at dim). Ties go to the first occurrence; a
-// NaN beats every number, the first NaN winning, as in torch. A 0-d x
-// counts as shape [1]. An empty extent along dim gives no kernel (the
-// caller rejects it).
-//
-// Lines of up to 32 elements, and side-by-side lines (dim outer in
-// memory) when there are at least 2048, run one invocation per line;
-// otherwise one workgroup per line reduces (value, index) pairs in
-// workgroup memory.
-//
-// Bindings: "idx" (read_write), ["vals" (read_write)], "x" (read).
-func ArgReduce(op, typ string, idx Layout, vals *Layout, x Layout, dim int, lim Limits) (Kernel, error) {
-	lim = lim.orDefault()
-	if op != "max" && op != "min" {
-		return Kernel{}, fmt.Errorf("wgsl: ArgReduce: unknown op %q", op)
-	}
-	if typ != F32 && typ != I32 {
-		return Kernel{}, fmt.Errorf("wgsl: ArgReduce: type %q (want f32 or i32)", typ)
-	}
-	ls := []Layout{x, idx}
-	if vals != nil {
-		ls = append(ls, *vals)
-	}
-	li, err := planLines("ArgReduce", ls, dim, offDim, false)
-	if err != nil || li.nLines == 0 || li.length == 0 {
-		return Kernel{}, err
-	}
-	kr := len(li.shape)
-	p := NewParams(ParamField{"nout", "u32", 0}, ParamField{"len", "u32", 0}, ParamField{"xstride", "u32", 0},
-		ParamField{"offs", "array", 1}, ParamField{"ksh", "array", vec4s(kr)},
-		ParamField{"kx", "array", vec4s(kr)}, ParamField{"ki", "array", vec4s(kr)}, ParamField{"kv", "array", vec4s(kr)})
-	p.SetU32("nout", uint32(li.nLines)).SetU32("len", uint32(li.length)).SetU32("xstride", uint32(li.dstep[0]))
-	offs := []int{x.Offset, idx.Offset, 0}
-	if vals != nil {
-		offs[2] = vals.Offset
-	}
-	p.SetArray("offs", u32s(offs, 4, 0)).SetArray("ksh", u32s(li.shape, 4*vec4s(kr), 1))
-	for k, f := range []string{"kx", "ki", "kv"}[:len(ls)] {
-		p.SetArray(f, u32s(li.strides[k], 4*vec4s(kr), 0))
-	}
-	serial := li.length <= serialMaxRed || (li.sideBySide(0) && li.nLines >= serialSideBySide)
-	mode, wg := "group", lim.wgSize(64)
-	if serial {
-		mode, wg = "serial", lim.wgSize(256)
-	} else if li.length >= 2048 {
-		wg = lim.wgSize(256)
-	}
-	w := walk{Flat: "o", Shape: "ksh", Rank: kr, Vars: []string{"xb", "ib"},
-		Inits: []string{"params.offs[0].x", "params.offs[0].y"}, Strides: []string{"kx", "ki"}}
-	if vals != nil {
-		w.Vars, w.Inits, w.Strides = append(w.Vars, "vb"), append(w.Inits, "params.offs[0].z"), append(w.Strides, "kv")
-	}
-	d := rdData{Struct: p.Struct(), T: typ, Op: op, Mode: mode, WG: wg, Vals: vals != nil, KeptWalk: w.Code()}
-	if typ == F32 {
-		d.Prelude = mustPrelude("isnan_")
-	}
-	var groups [3]uint32
-	if serial {
-		groups, err = Grid(li.nLines, wg, lim)
-	} else {
-		groups, err = Grid(li.nLines, 1, lim)
-	}
-	if err != nil {
-		return Kernel{}, err
-	}
-	src, err := render("argreduce", fmt.Sprintf("%s|%s|%s|%d|%v|%d", op, typ, mode, wg, vals != nil, kr), d)
-	if err != nil {
-		return Kernel{}, err
-	}
-	k := Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups, Bindings: []Binding{{Name: "idx"}}}
-	if vals != nil {
-		k.Bindings = append(k.Bindings, Binding{Name: "vals"})
-	}
-	k.Bindings = append(k.Bindings, Binding{Name: "x", ReadOnly: true})
-	return k, nil
 }

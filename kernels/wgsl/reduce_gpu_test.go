@@ -139,7 +139,7 @@ func TestArgReduceGPU(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := bufs{"idx": alloc(t, g, 4*n), "vals": alloc(t, g, 4*n), "x": upload(t, g, f32bytes(x))}
-			run(t, g, k, b)
+			runPlan(t, g, k, b)
 			wantI, wantV := make([]int32, n), make([]float32, n)
 			cpu.ArgReduce(op.code, wantV, cl(vl), wantI, cl(il), x, cl(c.x), c.dim)
 			checkI32(t, c.name+"/"+op.name+" idx", readI32(t, g, b["idx"]), wantI)
@@ -150,7 +150,7 @@ func TestArgReduceGPU(t *testing.T) {
 				t.Fatal(err)
 			}
 			b = bufs{"idx": alloc(t, g, 4*n), "x": upload(t, g, i32bytes(xi))}
-			run(t, g, k, b)
+			runPlan(t, g, k, b)
 			cpu.ArgReduce(op.code, nil, cpu.Layout{}, wantI, cl(il), xi, cl(c.x), c.dim)
 			checkI32(t, c.name+"/i32/"+op.name+" idx", readI32(t, g, b["idx"]), wantI)
 		}

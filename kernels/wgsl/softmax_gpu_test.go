@@ -46,7 +46,7 @@ func TestSoftmaxGPU(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := bufs{"out": alloc(t, g, 4*n), "x": upload(t, g, f32bytes(x))}
-			run(t, g, k, b)
+			runPlan(t, g, k, b)
 			want := make([]float32, n)
 			cpu.Softmax(log, want, cl(out), x, cl(c.x), c.dim)
 			checkF32(t, c.name, readF32(t, g, b["out"]), want, 2e-6, 2e-6)
@@ -61,7 +61,7 @@ func TestSoftmaxGPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := bufs{"out": upload(t, g, f32bytes(x))}
-		run(t, g, k, b)
+		runPlan(t, g, k, b)
 		want := append([]float32(nil), x...)
 		cpu.Softmax(log, want, cl(l), want, cl(l), 1)
 		checkF32(t, "special in place", readF32(t, g, b["out"]), want, 1e-6, 1e-6)
@@ -80,7 +80,7 @@ func TestCumSumGPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := bufs{"out": upload(t, g, f32bytes(make([]float32, n))), "x": upload(t, g, f32bytes(x))}
-		run(t, g, k, b)
+		runPlan(t, g, k, b)
 		want := make([]float32, n)
 		cpu.CumSum(want, cl(out), x, cl(c.x), c.dim)
 		checkF32(t, c.name, readF32(t, g, b["out"]), want, 2e-6*math.Sqrt(float64(c.size)), 0)
@@ -91,7 +91,7 @@ func TestCumSumGPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		b = bufs{"out": upload(t, g, i32bytes(make([]int32, n))), "x": upload(t, g, i32bytes(xi))}
-		run(t, g, k, b)
+		runPlan(t, g, k, b)
 		wantI := make([]int32, n)
 		cpu.CumSum(wantI, cl(out), xi, cl(c.x), c.dim)
 		checkI32(t, c.name+"/i32", readI32(t, g, b["out"]), wantI)
