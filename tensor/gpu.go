@@ -23,6 +23,9 @@ var gpus struct {
 
 // gpuBackendFor returns the backend of GPU dev, opening it on first use.
 func gpuBackendFor(dev Device) (backend, error) {
+	if err := checkDevice(dev); err != nil { // GPU(-1) would open "any adapter"
+		return nil, err
+	}
 	gpus.Lock()
 	defer gpus.Unlock()
 	if b := gpus.open[dev.Index]; b != nil {
