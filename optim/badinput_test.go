@@ -93,9 +93,13 @@ func TestEmptyParameters(t *testing.T) {
 			{"SGD", func(ps []*tensor.Tensor) optim.Optimizer {
 				return optim.NewSGD(ps, optim.Momentum(0.9), optim.Nesterov(), optim.WeightDecay(0.1), optim.Maximize())
 			}},
-			{"Adam", func(ps []*tensor.Tensor) optim.Optimizer { return optim.NewAdam(ps, optim.AMSGrad(), optim.WeightDecay(0.1)) }},
+			{"Adam", func(ps []*tensor.Tensor) optim.Optimizer {
+				return optim.NewAdam(ps, optim.AMSGrad(), optim.WeightDecay(0.1))
+			}},
 			{"AdamW", func(ps []*tensor.Tensor) optim.Optimizer { return optim.NewAdamW(ps) }},
-			{"Adagrad", func(ps []*tensor.Tensor) optim.Optimizer { return optim.NewAdagrad(ps, optim.LRDecay(0.1), optim.InitialAccumulator(0.1)) }},
+			{"Adagrad", func(ps []*tensor.Tensor) optim.Optimizer {
+				return optim.NewAdagrad(ps, optim.LRDecay(0.1), optim.InitialAccumulator(0.1))
+			}},
 			{"RMSProp", func(ps []*tensor.Tensor) optim.Optimizer {
 				return optim.NewRMSProp(ps, optim.Centered(), optim.Momentum(0.5), optim.WeightDecay(0.1))
 			}},
