@@ -280,3 +280,12 @@ func TestNonFiniteArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestPromoteTypesRejectsUnknownDTypes: PromoteTypes of a DType that is
+// none of the four is ErrDType, not a made-up answer.
+func TestPromoteTypesRejectsUnknownDTypes(t *testing.T) {
+	expectBad(t, "", []badCase{
+		{"PromoteTypes(42, Float32)", tensor.ErrDType, func() { tensor.PromoteTypes(42, tensor.Float32) }, []string{"unknown dtype 42"}},
+		{"PromoteTypes(Int32, 200)", tensor.ErrDType, func() { tensor.PromoteTypes(tensor.Int32, 200) }, nil},
+	})
+}

@@ -91,8 +91,11 @@ func (d DType) category() int {
 }
 
 // PromoteTypes returns the type two tensor operands are computed in,
-// following torch.promote_types: bool < int32 < float32 < float64.
+// following torch.promote_types: bool < int32 < float32 < float64. It
+// panics with ErrDType for a value that is none of the dtypes.
 func PromoteTypes(a, b DType) DType {
+	checkDType("PromoteTypes", a)
+	checkDType("PromoteTypes", b)
 	if a == b {
 		return a
 	}
