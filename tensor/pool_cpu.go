@@ -257,9 +257,9 @@ func cpuReserve(dt DType, n int) error {
 func alloc(dt DType, n int, dev Device) (any, error) {
 	b := backendOf(dev)
 	if g, ok := b.(*gpuBackend); ok {
-		if max := g.g.Caps().MaxBufferSize; n > math.MaxInt64/16 || (max > 0 && int64(n) > max/4) {
-			return nil, &OOMError{Device: dev, Requested: requestText(n, 4), Limit: max,
-				Reason: fmt.Sprintf("the device's largest buffer holds %s", device.FormatBytes(max))}
+		if maxBuf := g.g.Caps().MaxBufferSize; n > math.MaxInt64/16 || (maxBuf > 0 && int64(n) > maxBuf/4) {
+			return nil, &OOMError{Device: dev, Requested: requestText(n, 4), Limit: maxBuf,
+				Reason: fmt.Sprintf("the device's largest buffer holds %s", device.FormatBytes(maxBuf))}
 		}
 	}
 	return b.alloc(dt, n)
