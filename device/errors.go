@@ -13,8 +13,11 @@ var (
 	// ErrNoAdapter means no adapter matches the request.
 	ErrNoAdapter = errors.New("tessera: no usable GPU adapter")
 	// ErrOutOfMemory means an allocation does not fit the memory budget even
-	// after reclaiming unreachable buffers and emptying the cache.
-	ErrOutOfMemory = errors.New("tessera: GPU out of memory")
+	// after reclaiming unreachable buffers and emptying the cache. It is
+	// the out-of-memory error of every device: package tensor's CPU budget
+	// reports it too (tensor.ErrOutOfMemory is this value), so its text
+	// names no device; the error that wraps it does.
+	ErrOutOfMemory = errors.New("tessera: out of memory")
 	// ErrDeviceLost means the driver reported the device lost; the GPU must
 	// be closed and opened again.
 	ErrDeviceLost = errors.New("tessera: GPU device lost")

@@ -12,6 +12,7 @@ import (
 // result is (..., out) or (out). It panics with ErrShape when w is not
 // 2-D, b is not (out), or x's last dimension is not in.
 func Linear(x, w, b *tensor.Tensor) *tensor.Tensor {
+	need("Linear", "x, w", x, w)
 	if w.Dim() != 2 || x.Dim() == 0 || x.Size(-1) != w.Size(1) {
 		fail("Linear", tensor.ErrShape, "want x (..., in) and weight (out, in)", x, w, b)
 	}
@@ -32,6 +33,7 @@ func Linear(x, w, b *tensor.Tensor) *tensor.Tensor {
 // is not 2-D, ErrDType when indices are not Int32, and ErrIndex for an
 // index outside [0, V).
 func Embedding(weight, indices *tensor.Tensor) *tensor.Tensor {
+	need("Embedding", "weight, indices", weight, indices)
 	if weight.Dim() != 2 {
 		fail("Embedding", tensor.ErrShape, "the weight must be (num_embeddings, embedding_dim)", weight, indices)
 	}
@@ -47,9 +49,10 @@ func Embedding(weight, indices *tensor.Tensor) *tensor.Tensor {
 // in evaluation (train false) or with p = 0 it returns x itself. The
 // mask is drawn from gen, or from the default generator (seeded by
 // tensor.ManualSeed) when gen is nil. The result has x's shape and
-// dtype. It panics with ErrArgument unless 0 <= p <= 1 and ErrDType for
-// a non-float x.
+// dtype. It panics with ErrArgument unless 0 <= p <= 1 (or for a nil x)
+// and ErrDType for a non-float x.
 func Dropout(x *tensor.Tensor, p float64, train bool, gen *tensor.Generator) *tensor.Tensor {
+	need("Dropout", "x", x)
 	if !(p >= 0 && p <= 1) {
 		fail("Dropout", tensor.ErrArgument, fmt.Sprintf("dropout probability has to be between 0 and 1, but got %g", p), x)
 	}
@@ -77,6 +80,7 @@ func Dropout(x *tensor.Tensor, p float64, train bool, gen *tensor.Generator) *te
 //
 // The result has x's shape. It panics with ErrShape on a shape mismatch.
 func LayerNorm(x *tensor.Tensor, normalizedShape []int, weight, bias *tensor.Tensor, eps float64) *tensor.Tensor {
+	need("LayerNorm", "x", x)
 	k := len(normalizedShape)
 	if k == 0 || k > x.Dim() || !slices.Equal(x.Shape()[x.Dim()-k:], normalizedShape) {
 		fail("LayerNorm", tensor.ErrShape, fmt.Sprintf("the input's trailing dimensions must be %v", normalizedShape), x)
@@ -108,6 +112,11 @@ func LayerNorm(x *tensor.Tensor, normalizedShape []int, weight, bias *tensor.Ten
 func ClipGradValue(params []*tensor.Tensor, clip float64) {
 	if !(clip >= 0) {
 		fail("ClipGradValue", tensor.ErrArgument, fmt.Sprintf("clip value must be non-negative, got %g", clip))
+	}
+	for i, p := range params {
+		if p == nil {
+			fail("ClipGradValue", tensor.ErrArgument, fmt.Sprintf("parameter %d is a nil *Tensor", i))
+		}
 	}
 	for _, p := range params {
 		if g := p.Grad(); g != nil {

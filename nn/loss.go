@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tessera-ml/tessera/tensor"
 )
@@ -65,7 +66,10 @@ func Weight(w *tensor.Tensor) LossOption {
 // of them does not apply to op.
 func lossOptions(op string, opts []LossOption, allowed ...string) lossConfig {
 	c := lossConfig{reduction: ReduceMean, ignore: -100, set: map[string]bool{}}
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			fail(op, tensor.ErrArgument, fmt.Sprintf("option %d is nil", i))
+		}
 		o(&c)
 	}
 	for name := range c.set {
@@ -102,6 +106,7 @@ func reduce(l *tensor.Tensor, r Reduction) *tensor.Tensor {
 // non-Int32 target, ErrShape for mismatched shapes, and ErrIndex for a
 // target outside [0, C) that is not the ignore index.
 func CrossEntropy(logits, target *tensor.Tensor, opts ...LossOption) *tensor.Tensor {
+	need("CrossEntropy", "logits, target", logits, target)
 	checkClassInput("CrossEntropy", logits, target)
 	return nll("CrossEntropy", logits.LogSoftmax(classDim(logits)), target, opts)
 }
@@ -111,6 +116,7 @@ func CrossEntropy(logits, target *tensor.Tensor, opts ...LossOption) *tensor.Ten
 // -w[y]·logp[y] per position, reduced. Shapes, options and panics are
 // those of CrossEntropy, whose input it takes after a LogSoftmax.
 func NLLLoss(logp, target *tensor.Tensor, opts ...LossOption) *tensor.Tensor {
+	need("NLLLoss", "logp, target", logp, target)
 	checkClassInput("NLLLoss", logp, target)
 	return nll("NLLLoss", logp, target, opts)
 }
@@ -192,6 +198,7 @@ func nll(op string, logp, target *tensor.Tensor, opts []LossOption) *tensor.Tens
 // silent bug, so MSELoss panics with ErrShape instead. Mixed float dtypes
 // promote.
 func MSELoss(x, y *tensor.Tensor, opts ...LossOption) *tensor.Tensor {
+	need("MSELoss", "x, y", x, y)
 	c := lossOptions("MSELoss", opts, "Reduce")
 	if !slices.Equal(x.Shape(), y.Shape()) {
 		fail("MSELoss", tensor.ErrShape, "input and target must have the same shape", x, y)
@@ -209,6 +216,7 @@ func MSELoss(x, y *tensor.Tensor, opts ...LossOption) *tensor.Tensor {
 // ErrShape for mismatched shapes and ErrDType for non-float inputs.
 func BinaryCrossEntropyWithLogits(x, y *tensor.Tensor, opts ...LossOption) *tensor.Tensor {
 	const op = "BinaryCrossEntropyWithLogits"
+	need(op, "x, y", x, y)
 	c := lossOptions(op, opts, "Reduce", "Weight")
 	if !x.DType().IsFloat() || !y.DType().IsFloat() {
 		fail(op, tensor.ErrDType, "logits and targets must be float tensors", x, y)
@@ -227,6 +235,27 @@ func BinaryCrossEntropyWithLogits(x, y *tensor.Tensor, opts ...LossOption) *tens
 		l = l.Mul(w)
 	}
 	return reduce(l, c.reduction)
+}
+
+// need panics with ErrArgument when a tensor op needs is nil; names
+// lists the parameters ts stand for, as the doc comment names them
+// ("x, w").
+func need(op, names string, ts ...*tensor.Tensor) {
+	for i, t := range ts {
+		if t == nil {
+			fail(op, tensor.ErrArgument, fmt.Sprintf("%s (argument %d) is a nil *Tensor", strings.Split(names, ", ")[i], i+1))
+		}
+	}
+}
+
+// checkSizes panics with ErrArgument for op when a layer size is
+// negative.
+func checkSizes(op string, sizes ...int) {
+	for _, n := range sizes {
+		if n < 0 {
+			fail(op, tensor.ErrArgument, fmt.Sprintf("layer sizes must be non-negative, got %v", sizes))
+		}
+	}
 }
 
 // fail panics with a *tensor.Error naming op in package nn.

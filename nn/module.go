@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/tessera-ml/tessera/tensor"
@@ -63,8 +64,10 @@ type LinearLayer struct {
 // PyTorch does (Kaiming-uniform with a = √5): Weight and Bias are drawn
 // from U(-1/√in, 1/√in) (the bias bound is 0 when in is 0). opts set the
 // dtype, device and generator (tensor.Of, tensor.On,
-// tensor.WithGenerator); the default is Float32 on the CPU.
+// tensor.WithGenerator); the default is Float32 on the CPU. It panics
+// with ErrArgument for a negative size.
 func NewLinear(in, out int, opts ...tensor.Option) *LinearLayer {
+	checkSizes("NewLinear", in, out)
 	bound := 0.0
 	if in > 0 {
 		bound = 1 / math.Sqrt(float64(in))
@@ -92,7 +95,9 @@ type EmbeddingLayer struct {
 
 // NewEmbedding returns an EmbeddingLayer of num vectors of size dim drawn
 // from N(0, 1), as PyTorch initialises it. opts are those of NewLinear.
+// It panics with ErrArgument for a negative size.
 func NewEmbedding(num, dim int, opts ...tensor.Option) *EmbeddingLayer {
+	checkSizes("NewEmbedding", num, dim)
 	return &EmbeddingLayer{Weight: tensor.Normal([]int{num, dim}, 0, 1, opts...).SetRequiresGrad(true)}
 }
 
@@ -118,8 +123,9 @@ type LayerNormLayer struct {
 
 // NewLayerNorm returns a LayerNormLayer over shape with eps 1e-5 and
 // affine parameters initialised to ones and zeros. opts set the dtype
-// and device.
+// and device. It panics with ErrArgument for a negative size.
 func NewLayerNorm(shape []int, opts ...tensor.Option) *LayerNormLayer {
+	checkSizes("NewLayerNorm", shape...)
 	return &LayerNormLayer{
 		Shape:  append([]int(nil), shape...),
 		Weight: tensor.Ones(shape, opts...).SetRequiresGrad(true),
@@ -148,7 +154,13 @@ type DropoutLayer struct {
 }
 
 // NewDropout returns a DropoutLayer with probability p, in training mode.
-func NewDropout(p float64) *DropoutLayer { return &DropoutLayer{P: p, Training: true} }
+// It panics with ErrArgument unless 0 <= p <= 1, as torch.nn.Dropout.
+func NewDropout(p float64) *DropoutLayer {
+	if !(p >= 0 && p <= 1) {
+		fail("NewDropout", tensor.ErrArgument, fmt.Sprintf("dropout probability has to be between 0 and 1, but got %g", p))
+	}
+	return &DropoutLayer{P: p, Training: true}
+}
 
 // Forward returns Dropout(x, d.P, d.Training, d.Gen).
 func (d *DropoutLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
@@ -187,7 +199,10 @@ func NewSequential(layers ...Layer) *Sequential { return &Sequential{Layers: lay
 
 // Forward feeds x through every layer in turn.
 func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
-	for _, l := range s.Layers {
+	for i, l := range s.Layers {
+		if l == nil {
+			fail("Sequential", tensor.ErrArgument, fmt.Sprintf("layer %d is nil", i))
+		}
 		x = l.Forward(x)
 	}
 	return x

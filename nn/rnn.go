@@ -19,10 +19,12 @@ type RNNCell struct {
 }
 
 // NewRNNCell returns an RNNCell with every weight and bias drawn from
-// U(-1/√hidden, 1/√hidden), as PyTorch initialises recurrent layers.
-// opts are those of NewLinear.
+// U(-1/√hidden, 1/√hidden), as PyTorch initialises recurrent layers
+// (0 for no hidden units). opts are those of NewLinear. It panics with
+// ErrArgument for a negative size.
 func NewRNNCell(input, hidden int, opts ...tensor.Option) *RNNCell {
-	b := 1 / math.Sqrt(float64(hidden))
+	checkSizes("NewRNNCell", input, hidden)
+	b := recurrentBound(hidden)
 	return &RNNCell{
 		WeightIH: uniformParam([]int{hidden, input}, b, opts),
 		WeightHH: uniformParam([]int{hidden, hidden}, b, opts),
@@ -35,6 +37,7 @@ func NewRNNCell(input, hidden int, opts ...tensor.Option) *RNNCell {
 // (input), and hidden state h of the matching shape (batch, hidden) or
 // (hidden); nil h means zeros.
 func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
+	need("RNNCell", "x", x)
 	h = zeroState("RNNCell", x, h, c.WeightHH.Size(1))
 	return Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH)).Tanh()
 }
@@ -67,8 +70,10 @@ type LSTMCell struct {
 
 // NewLSTMCell returns an LSTMCell with every weight and bias drawn from
 // U(-1/√hidden, 1/√hidden), as PyTorch does. opts are those of NewLinear.
+// It panics with ErrArgument for a negative size.
 func NewLSTMCell(input, hidden int, opts ...tensor.Option) *LSTMCell {
-	b := 1 / math.Sqrt(float64(hidden))
+	checkSizes("NewLSTMCell", input, hidden)
+	b := recurrentBound(hidden)
 	return &LSTMCell{
 		WeightIH: uniformParam([]int{4 * hidden, input}, b, opts),
 		WeightHH: uniformParam([]int{4 * hidden, hidden}, b, opts),
@@ -81,6 +86,7 @@ func NewLSTMCell(input, hidden int, opts ...tensor.Option) *LSTMCell {
 // (batch, input) or (input), and states h, c of shape (batch, hidden) or
 // (hidden); nil states mean zeros.
 func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
+	need("LSTMCell", "x", x)
 	hidden := l.WeightHH.Size(1)
 	h = zeroState("LSTMCell", x, h, hidden)
 	c = zeroState("LSTMCell", x, c, hidden)
@@ -101,6 +107,15 @@ func (l *LSTMCell) To(dev tensor.Device) {
 	for _, p := range []**tensor.Tensor{&l.WeightIH, &l.WeightHH, &l.BiasIH, &l.BiasHH} {
 		moveParam(p, dev)
 	}
+}
+
+// recurrentBound is PyTorch's init bound of recurrent layers: 1/√hidden,
+// or 0 for no hidden units.
+func recurrentBound(hidden int) float64 {
+	if hidden == 0 {
+		return 0
+	}
+	return 1 / math.Sqrt(float64(hidden))
 }
 
 // zeroState returns s, or zeros of x's batch shape with size hidden when
@@ -128,11 +143,12 @@ type LSTM struct {
 
 // NewLSTM returns an LSTM of layers stacked cells (input → hidden, then
 // hidden → hidden), initialised as NewLSTMCell. It panics with
-// ErrArgument when layers < 1.
+// ErrArgument when layers < 1 or a size is negative.
 func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
 	if layers < 1 {
 		fail("NewLSTM", tensor.ErrArgument, fmt.Sprintf("need at least one layer, got %d", layers))
 	}
+	checkSizes("NewLSTM", input, hidden)
 	m := &LSTM{}
 	for l := 0; l < layers; l++ {
 		in := input
@@ -151,6 +167,7 @@ func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
 // output, (h_n, c_n). It panics with ErrShape when x is not 3-D or a
 // state has the wrong shape.
 func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
+	need("LSTM", "x", x)
 	if x.Dim() != 3 {
 		fail("LSTM", tensor.ErrShape, "the input must be (seq, batch, input)", x)
 	}

@@ -24,7 +24,8 @@ type Adam struct {
 // NewAdam returns Adam over params, which must be float leaves that
 // require grad. Options and defaults: LR 1e-3, Betas 0.9 and 0.999, Eps
 // 1e-8, WeightDecay 0, AMSGrad, Maximize. It panics with ErrArgument for
-// another option or a value out of range (betas outside [0, 1)).
+// no parameters, another option or a value out of range (negative or not
+// finite; betas outside [0, 1)).
 func NewAdam(params []*tensor.Tensor, opts ...Option) *Adam {
 	return newAdam("Adam", params, false, 0, opts)
 }

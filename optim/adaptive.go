@@ -21,7 +21,8 @@ type Adagrad struct {
 // NewAdagrad returns Adagrad over params, which must be float leaves
 // that require grad. Options and defaults: LR 1e-2, LRDecay 0,
 // WeightDecay 0, InitialAccumulator 0, Eps 1e-10, Maximize. It panics
-// with ErrArgument for another option or a negative value.
+// with ErrArgument for no parameters, another option or a negative or
+// non-finite value.
 func NewAdagrad(params []*tensor.Tensor, opts ...Option) *Adagrad {
 	c := newConfig("Adagrad", config{lr: 1e-2, eps: 1e-10}, opts, "LRDecay", "WeightDecay", "InitialAccumulator", "Eps")
 	return &Adagrad{base: newBase("Adagrad", params, c), steps: make([]int, len(params)), sums: make([]*tensor.Tensor, len(params))}
@@ -60,7 +61,8 @@ type RMSProp struct {
 // NewRMSProp returns RMSProp over params, which must be float leaves
 // that require grad. Options and defaults: LR 1e-2, Alpha 0.99, Eps
 // 1e-8, WeightDecay 0, Momentum 0, Centered, Maximize. It panics with
-// ErrArgument for another option or a negative value.
+// ErrArgument for no parameters, another option or a negative or
+// non-finite value.
 func NewRMSProp(params []*tensor.Tensor, opts ...Option) *RMSProp {
 	c := newConfig("RMSProp", config{lr: 1e-2, alpha: 0.99, eps: 1e-8}, opts, "Alpha", "Eps", "WeightDecay", "Momentum", "Centered")
 	n := len(params)

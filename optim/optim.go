@@ -16,7 +16,8 @@
 //	opt := optim.NewRMSProp(params, optim.LR(1e-4), optim.Alpha(0.99), optim.Eps(1e-5), optim.Maximize())
 //
 // An option that the optimizer does not have (Nesterov for Adam, say)
-// panics with tensor.ErrArgument, as do out-of-range values.
+// panics with tensor.ErrArgument, as do out-of-range values (PyTorch's
+// checks) and values that are not finite.
 package optim
 
 import (
@@ -105,10 +106,18 @@ func InitialAccumulator(v float64) Option {
 func Maximize() Option { return func(c *config) { c.maximize = true; c.mark("Maximize") } }
 
 // newConfig applies opts over defaults for optimizer op, which accepts
-// the options named in allowed (Maximize and LR always).
+// the options named in allowed (Maximize and LR always). It panics with
+// ErrArgument for a nil option, an option op does not have, and a value
+// PyTorch's optimizer rejects (a negative learning rate, momentum, weight
+// decay, epsilon, alpha, lr decay or initial accumulator; betas outside
+// [0, 1)) or that is not finite (NaN or ±Inf, which PyTorch lets through
+// to turn every parameter into NaN).
 func newConfig(op string, defaults config, opts []Option, allowed ...string) config {
 	c := defaults
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			fail(op, "option %d is nil", i)
+		}
 		o(&c)
 	}
 	allowed = append(allowed, "LR", "Maximize")
@@ -117,25 +126,32 @@ func newConfig(op string, defaults config, opts []Option, allowed ...string) con
 			fail(op, "option %s does not apply to %s", name, op)
 		}
 	}
-	check := func(name string, v, lo, hi float64) {
-		if !(v >= lo && v <= hi) {
-			fail(op, "invalid %s value: %g", name, v)
-		}
+	for _, v := range []struct {
+		name string
+		v    float64
+	}{
+		{"learning rate", c.lr}, {"momentum", c.momentum}, {"weight decay", c.weightDecay},
+		{"epsilon", c.eps}, {"alpha", c.alpha}, {"lr decay", c.lrDecay}, {"initial accumulator", c.initAcc},
+	} {
+		checkNonNegative(op, v.name, v.v)
 	}
-	inf := math.Inf(1)
-	check("learning rate", c.lr, 0, inf)
-	check("momentum", c.momentum, 0, inf)
-	check("weight decay", c.weightDecay, 0, inf)
-	check("epsilon", c.eps, 0, inf)
+	if math.IsNaN(c.dampening) || math.IsInf(c.dampening, 0) {
+		fail(op, "invalid dampening value: %g", c.dampening)
+	}
 	for i, b := range []float64{c.beta1, c.beta2} {
 		if !(b >= 0 && b < 1) {
 			fail(op, "invalid beta parameter at index %d: %g", i, b)
 		}
 	}
-	check("alpha", c.alpha, 0, inf)
-	check("lr decay", c.lrDecay, 0, inf)
-	check("initial accumulator", c.initAcc, 0, inf)
 	return c
+}
+
+// checkNonNegative panics with ErrArgument unless v is finite and not
+// negative.
+func checkNonNegative(op, name string, v float64) {
+	if !(v >= 0) || math.IsInf(v, 1) {
+		fail(op, "invalid %s value: %g", name, v)
+	}
 }
 
 func fail(op, format string, args ...any) {
@@ -150,6 +166,9 @@ type base struct {
 }
 
 func newBase(op string, params []*tensor.Tensor, cfg config) base {
+	if len(params) == 0 {
+		fail(op, "optimizer got an empty parameter list")
+	}
 	for i, p := range params {
 		if p == nil || !p.IsLeaf() || !p.RequiresGrad() || !p.DType().IsFloat() {
 			panic(&tensor.Error{Op: "optim." + op, Err: tensor.ErrArgument,
@@ -166,11 +185,9 @@ func (b *base) Params() []*tensor.Tensor { return slices.Clone(b.params) }
 func (b *base) LR() float64 { return b.cfg.lr }
 
 // SetLR changes the learning rate (for schedules). It panics with
-// ErrArgument for a negative rate.
+// ErrArgument for a negative or non-finite rate.
 func (b *base) SetLR(lr float64) {
-	if !(lr >= 0) {
-		fail("SetLR", "invalid learning rate: %g", lr)
-	}
+	checkNonNegative("SetLR", "learning rate", lr)
 	b.cfg.lr = lr
 }
 

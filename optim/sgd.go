@@ -20,8 +20,8 @@ type SGD struct {
 // NewSGD returns SGD over params, which must be float leaves that
 // require grad. Options: LR (default 1e-3, torch 2's default), Momentum,
 // Dampening, WeightDecay, Nesterov, Maximize. It panics with ErrArgument
-// for another option, a negative value, or Nesterov without momentum or
-// with dampening.
+// for no parameters, another option, a negative or non-finite value, or
+// Nesterov without momentum or with dampening.
 func NewSGD(params []*tensor.Tensor, opts ...Option) *SGD {
 	c := newConfig("SGD", config{lr: 1e-3}, opts, "Momentum", "Dampening", "WeightDecay", "Nesterov")
 	if c.nesterov && (c.momentum <= 0 || c.dampening != 0) {

@@ -14,7 +14,7 @@ func lay(t *Tensor) cpu.Layout {
 	return cpu.Layout{Shape: t.shape, Strides: t.strides, Offset: t.offset}
 }
 
-func (cpuBackend) alloc(dt DType, n int) (any, error) { return cpuPool.get(dt, n), nil }
+func (cpuBackend) alloc(dt DType, n int) (any, error) { return cpuPool.get(dt, n) }
 
 func (cpuBackend) free(dt DType, buf any) { cpuPool.put(buf) }
 

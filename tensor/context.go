@@ -62,7 +62,8 @@ func NewContext() *Context { return &Context{} }
 // the package-level Scope, NoGrad and EnableGrad act on it.
 func DefaultContext() *Context { return defaultContext }
 
-// In makes a creation function put its tensor in context c.
+// In makes a creation function put its tensor in context c (nil: the
+// default context).
 func In(c *Context) Option {
 	return func(o *options) {
 		if c != nil {
@@ -74,7 +75,10 @@ func In(c *Context) Option {
 // Like makes a creation function's tensor like t: t's dtype, device and
 // context (later options override them).
 func Like(t *Tensor) Option {
-	return func(o *options) { o.dtype, o.dtypeSet, o.device, o.ctx = t.dtype, true, t.Device(), t.Context() }
+	return func(o *options) {
+		argsNonNil("Like", 1, t)
+		o.dtype, o.dtypeSet, o.device, o.ctx = t.dtype, true, t.Device(), t.Context()
+	}
 }
 
 // Context returns the context t belongs to.

@@ -24,10 +24,19 @@ func On(dev Device) Option { return func(o *options) { o.device = dev } }
 // generator.
 func WithGenerator(g *Generator) Option { return func(o *options) { o.gen = g } }
 
-func makeOptions(opts []Option) options {
+// makeOptions applies opts for op, panicking with ErrDType for a dtype
+// that is none of the four and ErrDevice for a malformed device.
+func makeOptions(op string, opts []Option) options {
 	o := options{dtype: Float32, device: CPU, ctx: defaultContext}
 	for _, f := range opts {
+		if f == nil {
+			failf(op, ErrArgument, nil, "nil Option")
+		}
 		f(&o)
+	}
+	checkDType(op, o.dtype)
+	if err := checkDevice(o.device); err != nil {
+		panic(&Error{Op: op, Err: ErrDevice, Detail: err.Error(), Devices: []Device{o.device}})
 	}
 	return o
 }
@@ -40,26 +49,48 @@ func like(t *Tensor, opts []Option) []Option {
 
 // empty allocates an uninitialised tensor, checking the shape.
 func empty(op string, shape []int, o options) *Tensor {
-	for _, d := range shape {
-		if d < 0 {
-			failf(op, ErrShape, nil, "negative dimension in shape %v", shape)
-		}
-	}
+	shapeNumel(op, shape)
 	if o.device.Kind == KindGPU && o.dtype == Float64 {
 		failf(op, ErrDType, nil, "float64 tensors live on the CPU only (WGSL has no f64)")
 	}
 	if err := Available(o.device); err != nil {
 		panic(&Error{Op: op, Err: ErrDevice, Detail: err.Error(), Devices: []Device{o.device}})
 	}
+	if o.ctx == nil {
+		o.ctx = defaultContext
+	}
+	defer allocatedFor(op)
 	t := newTensor(o.dtype, shape, o.device)
 	t.ctx = o.ctx
 	o.ctx.track(t)
 	return t
 }
 
-// Full returns a tensor of the given shape filled with v.
+// allocatedFor, deferred, names op in the out-of-memory *Error of an
+// allocation that op made.
+func allocatedFor(op string) {
+	if r := recover(); r != nil {
+		if e, ok := r.(*Error); ok && e.Op == "alloc" {
+			e.Op = op
+		}
+		panic(r)
+	}
+}
+
+// Full returns a tensor of the given shape filled with v. It panics with
+// ErrArgument when v does not fit the dtype (an Int32 value outside
+// int32's range, NaN or ±Inf; a finite Float32 value beyond float32's
+// range), as torch.full does.
 func Full(shape []int, v float64, opts ...Option) *Tensor {
-	t := empty("Full", shape, makeOptions(opts))
+	o := makeOptions("Full", opts)
+	checkScalar("Full", v, o.dtype)
+	return filled("Full", shape, v, o)
+}
+
+// filled is Full after its checks: v converts to o's dtype as a cast
+// does (a Float32 beyond range becomes ±Inf).
+func filled(op string, shape []int, v float64, o options) *Tensor {
+	t := empty(op, shape, o)
 	backendOf(t.Device()).fill(t, v)
 	if t.dtype == Int32 {
 		t.ref.s.setIndexRange(int64(int32(v)), int64(int32(v)), true)
@@ -74,32 +105,54 @@ func Zeros(shape []int, opts ...Option) *Tensor { return Full(shape, 0, opts...)
 func Ones(shape []int, opts ...Option) *Tensor { return Full(shape, 1, opts...) }
 
 // ZerosLike returns zeros with t's shape, dtype and device (opts override).
-func ZerosLike(t *Tensor, opts ...Option) *Tensor { return Zeros(t.shape, like(t, opts)...) }
+func ZerosLike(t *Tensor, opts ...Option) *Tensor {
+	argsNonNil("ZerosLike", 1, t)
+	return Zeros(t.shape, like(t, opts)...)
+}
 
 // OnesLike returns ones with t's shape, dtype and device.
-func OnesLike(t *Tensor, opts ...Option) *Tensor { return Ones(t.shape, like(t, opts)...) }
+func OnesLike(t *Tensor, opts ...Option) *Tensor {
+	argsNonNil("OnesLike", 1, t)
+	return Ones(t.shape, like(t, opts)...)
+}
 
 // FullLike returns v everywhere, with t's shape, dtype and device.
 func FullLike(t *Tensor, v float64, opts ...Option) *Tensor {
+	argsNonNil("FullLike", 1, t)
 	return Full(t.shape, v, like(t, opts)...)
 }
 
-// fromHost builds a tensor from host values computed in float64.
-func fromHost(op string, vals []float64, shape []int, o options) *Tensor {
-	t := empty(op, shape, o)
+// generate builds the 1-D tensor of n values f(0), f(1), ... of o's
+// dtype: device memory first, then the one host slice, each checked
+// against its budget before it is made.
+func generate(op string, n int, o options, f func(i int) float64) *Tensor {
+	t := empty(op, []int{n}, o)
+	host := o.dtype.Size()
+	if o.device.Kind == KindGPU {
+		host += 4 // the upload's encoding
+	}
+	checkHostAlloc(op, n, host)
 	var src any
 	switch o.dtype {
 	case Float32:
-		src = convertHost[float32](vals)
+		src = hostValues(n, f, func(v float64) float32 { return float32(v) })
 	case Float64:
-		src = vals
+		src = hostValues(n, f, func(v float64) float64 { return v })
 	case Int32:
-		src = convertHost[int32](vals)
+		src = hostValues(n, f, func(v float64) int32 { return int32(v) })
 	case Bool:
-		src = convertHost[bool](vals)
+		src = hostValues(n, f, func(v float64) bool { return v != 0 })
 	}
 	backendOf(t.Device()).write(t, src)
 	return t
+}
+
+func hostValues[T Element](n int, f func(int) float64, conv func(float64) T) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = conv(f(i))
+	}
+	return out
 }
 
 // Arange returns the 1-D tensor [start, start+step, ...) stopping before
@@ -108,7 +161,7 @@ func fromHost(op string, vals []float64, shape []int, o options) *Tensor {
 // says. It panics with ErrArgument for a zero step, a step whose sign
 // points away from end, or Int32 values that do not fit.
 func Arange(start, end, step float64, opts ...Option) *Tensor {
-	o := makeOptions(opts)
+	o := makeOptions("Arange", opts)
 	if !o.dtypeSet && start == math.Trunc(start) && end == math.Trunc(end) && step == math.Trunc(step) {
 		o.dtype = Int32
 	}
@@ -123,45 +176,46 @@ func Arange(start, end, step float64, opts ...Option) *Tensor {
 		(start < math.MinInt32 || start > math.MaxInt32 || last < math.MinInt32 || last > math.MaxInt32) {
 		failf("Arange", ErrArgument, nil, "values from %g to %g do not fit in int32", start, last)
 	}
-	vals := make([]float64, n)
-	for i := range vals {
-		vals[i] = start + float64(i)*step
-	}
-	return fromHost("Arange", vals, []int{n}, o)
+	return generate("Arange", n, o, func(i int) float64 { return start + float64(i)*step })
 }
 
 // Linspace returns steps evenly spaced values from start to end
-// inclusive, as torch.linspace.
+// inclusive, as torch.linspace. It panics with ErrArgument for negative
+// steps and for ends that do not fit an integer dtype.
 func Linspace(start, end float64, steps int, opts ...Option) *Tensor {
+	o := makeOptions("Linspace", opts)
 	if steps < 0 {
-		failf("Linspace", ErrArgument, nil, "negative steps %d", steps)
+		failf("Linspace", ErrArgument, nil, "number of steps must be non-negative, got %d", steps)
 	}
-	vals := make([]float64, steps)
-	if steps == 1 {
-		vals[0] = start
-		return fromHost("Linspace", vals, []int{steps}, makeOptions(opts))
+	if steps > 0 {
+		checkScalar("Linspace", start, o.dtype)
+		checkScalar("Linspace", end, o.dtype)
 	}
 	// Like PyTorch, fill the first half from start and the second from
 	// end, so both ends are exact; integer dtypes truncate toward zero.
-	step := (end - start) / float64(steps-1)
-	for i := range vals {
-		if i < steps/2 {
-			vals[i] = start + step*float64(i)
-		} else {
-			vals[i] = end - step*float64(steps-1-i)
+	step := (end - start) / float64(max(steps-1, 1))
+	return generate("Linspace", steps, o, func(i int) float64 {
+		switch {
+		case steps == 1:
+			return start
+		case i < steps/2:
+			return start + step*float64(i)
 		}
-	}
-	return fromHost("Linspace", vals, []int{steps}, makeOptions(opts))
+		return end - step*float64(steps-1-i)
+	})
 }
 
 // Eye returns the n×n identity matrix.
 func Eye(n int, opts ...Option) *Tensor {
+	o := makeOptions("Eye", opts)
 	if n < 0 {
 		failf("Eye", ErrArgument, nil, "n must be at least 0, got %d", n)
 	}
-	vals := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		vals[i*n+i] = 1
-	}
-	return fromHost("Eye", vals, []int{n, n}, makeOptions(opts))
+	nn := shapeNumel("Eye", []int{n, n})
+	return generate("Eye", nn, o, func(i int) float64 {
+		if i%(n+1) == 0 {
+			return 1
+		}
+		return 0
+	}).View(n, n)
 }

@@ -32,12 +32,7 @@ func New[T Element](data []T, shape ...int) *Tensor {
 	if shape == nil {
 		shape = []int{len(data)}
 	}
-	for _, d := range shape {
-		if d < 0 {
-			failf("New", ErrShape, nil, "negative dimension in shape %v", shape)
-		}
-	}
-	if numel(shape) != len(data) {
+	if shapeNumel("New", shape) != len(data) {
 		failf("New", ErrShape, nil, "%d elements do not fill shape %v", len(data), shape)
 	}
 	t := empty("New", shape, options{dtype: dtypeOf[T](), device: CPU, ctx: defaultContext})
@@ -53,12 +48,12 @@ func New[T Element](data []T, shape ...int) *Tensor {
 //
 //	x := tensor.From(pixels, []int{batch, 784}, tensor.On(gpu), tensor.In(c))
 func From[T Element](data []T, shape []int, opts ...Option) *Tensor {
-	o := makeOptions(opts)
+	o := makeOptions("From", opts)
 	want, dev := o.dtype, o.device
 	if !o.dtypeSet {
 		want = dtypeOf[T]()
 	}
-	if numel(shape) != len(data) {
+	if shapeNumel("From", shape) != len(data) {
 		failf("From", ErrShape, nil, "%d elements do not fill shape %v", len(data), shape)
 	}
 	// Upload the data as they are, then cast; float64 data are cast on
@@ -77,24 +72,24 @@ func From[T Element](data []T, shape []int, opts ...Option) *Tensor {
 
 // FromInt64s returns an Int32 CPU tensor from int64 data (PyTorch's index
 // type), panicking with ErrArgument when a value does not fit in int32.
-func FromInt64s(data []int64, shape ...int) *Tensor {
+func FromInt64s(data []int64, shape ...int) *Tensor { return fromInts("FromInt64s", data, shape) }
+
+// FromInts is FromInt64s for []int.
+func FromInts(data []int, shape ...int) *Tensor { return fromInts("FromInts", data, shape) }
+
+func fromInts[I int | int64](op string, data []I, shape []int) *Tensor {
+	if shape != nil && shapeNumel(op, shape) != len(data) {
+		failf(op, ErrShape, nil, "%d elements do not fill shape %v", len(data), shape)
+	}
+	checkHostAlloc(op, len(data), 4)
 	d := make([]int32, len(data))
 	for i, v := range data {
-		if v != int64(int32(v)) {
-			failf("FromInt64s", ErrArgument, nil, "value %d at %d does not fit in int32, Tessera's index type", v, i)
+		if int64(v) != int64(int32(v)) {
+			failf(op, ErrArgument, nil, "value %d at %d does not fit in int32, Tessera's index type", v, i)
 		}
 		d[i] = int32(v)
 	}
 	return New(d, shape...)
-}
-
-// FromInts is FromInt64s for []int.
-func FromInts(data []int, shape ...int) *Tensor {
-	d := make([]int64, len(data))
-	for i, v := range data {
-		d[i] = int64(v)
-	}
-	return FromInt64s(d, shape...)
 }
 
 // Scalar returns a 0-d tensor holding v, of dtype dt on dev.
@@ -103,27 +98,44 @@ func Scalar(v float64, dt DType, dev Device) *Tensor {
 }
 
 // hostData returns t's elements in row-major order, as a host slice of
-// t's dtype. It waits for the device.
-func (t *Tensor) hostData(op string) any {
+// t's dtype, for op, which converts them to want. It waits for the
+// device. The host slices are checked against the CPU budget first: a
+// read of a huge (say expanded) view is an out-of-memory *Error, never
+// Go's fatal one.
+func (t *Tensor) hostData(op string, want DType) any {
+	t.nonNil(op, 0)
 	t.storage(op)
+	size := t.dtype.Size()
+	if t.Device().Kind == KindGPU {
+		size += 4 // the readback's bytes
+	}
+	if want != t.dtype {
+		size += want.Size()
+	}
+	checkHostAlloc(op, t.Numel(), size, t)
 	return backendOf(t.Device()).read(t)
 }
 
 // Float32s returns a copy of t's elements in row-major order, converted
 // to float32 when t has another dtype.
-func (t *Tensor) Float32s() []float32 { return convertHost[float32](t.hostData("Float32s")) }
+func (t *Tensor) Float32s() []float32 {
+	return convertHost[float32](t.hostData("Float32s", Float32))
+}
 
 // Float64s returns a copy of t's elements as float64.
-func (t *Tensor) Float64s() []float64 { return convertHost[float64](t.hostData("Float64s")) }
+func (t *Tensor) Float64s() []float64 {
+	return convertHost[float64](t.hostData("Float64s", Float64))
+}
 
 // Int32s returns a copy of t's elements as int32 (floats truncate).
-func (t *Tensor) Int32s() []int32 { return convertHost[int32](t.hostData("Int32s")) }
+func (t *Tensor) Int32s() []int32 { return convertHost[int32](t.hostData("Int32s", Int32)) }
 
 // Bools returns a copy of t's elements as bool (x != 0).
-func (t *Tensor) Bools() []bool { return convertHost[bool](t.hostData("Bools")) }
+func (t *Tensor) Bools() []bool { return convertHost[bool](t.hostData("Bools", Bool)) }
 
 // Item returns the only element of a one-element tensor as float64.
 func (t *Tensor) Item() float64 {
+	t.nonNil("Item", 0)
 	if t.Numel() != 1 {
 		fail("Item", ErrShape, "Item needs a tensor with exactly one element", t)
 	}
@@ -182,6 +194,7 @@ func fromF64[D Element](v float64) D {
 // The copy is a leaf cut from the graph unless t requires grad, in which
 // case gradients flow back to t.
 func (t *Tensor) To(dev Device) *Tensor {
+	t.nonNil("To", 0)
 	src := t.ref.s
 	if src.device == dev {
 		return t
@@ -192,7 +205,8 @@ func (t *Tensor) To(dev Device) *Tensor {
 	if err := Available(dev); err != nil {
 		fail("To", ErrDevice, err.Error(), t)
 	}
-	host := t.hostData("To")
+	shapeNumel("To", t.shape, t)
+	host := t.hostData("To", t.dtype)
 	out := newTensor(t.dtype, t.shape, dev)
 	backendOf(dev).write(out, host)
 	return record(out, OpCopy, Attrs{}, t)
@@ -200,7 +214,10 @@ func (t *Tensor) To(dev Device) *Tensor {
 
 // formatTensor prints up to 6 leading elements per row, PyTorch style.
 func formatTensor(t *Tensor) string {
-	vals := t.Float64s()
+	var vals []float64
+	if err := Catch(func() { vals = t.Float64s() }); err != nil { // too large to read
+		return fmt.Sprintf("tensor(<%v>, shape=%v, dtype=%v, device=%v)", err, t.shape, t.dtype, t.Device())
+	}
 	var b []byte
 	b = fmt.Appendf(b, "tensor(")
 	b = formatLevel(b, vals, t.shape, 0)

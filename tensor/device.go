@@ -27,31 +27,62 @@ type Device struct {
 // CPU is the host processor.
 var CPU = Device{Kind: KindCPU}
 
-// GPU returns WebGPU adapter number i ("gpu:i").
+// GPU returns WebGPU adapter number i ("gpu:i"). A negative i names no
+// device: creating a tensor on it panics with ErrDevice, and Available
+// returns an error.
 func GPU(i int) Device { return Device{Kind: KindGPU, Index: i} }
 
 func (d Device) String() string {
-	if d.Kind == KindCPU {
+	switch {
+	case d.Kind == KindCPU && d.Index == 0:
 		return "cpu"
+	case d.Kind == KindGPU:
+		return "gpu:" + strconv.Itoa(d.Index)
 	}
-	return "gpu:" + strconv.Itoa(d.Index)
+	return fmt.Sprintf("device(kind %d, index %d)", d.Kind, d.Index)
 }
 
-// ParseDevice parses "cpu", "gpu" (gpu:0) or "gpu:N".
+// ParseDevice parses "cpu", "gpu" (gpu:0) or "gpu:N" with N a decimal
+// number (no sign, no leading zero), case-insensitively. A malformed
+// string is an *Error wrapping ErrDevice.
 func ParseDevice(s string) (Device, error) {
-	switch s = strings.ToLower(strings.TrimSpace(s)); {
-	case s == "cpu":
+	t := strings.ToLower(strings.TrimSpace(s))
+	switch {
+	case t == "cpu":
 		return CPU, nil
-	case s == "gpu":
+	case t == "gpu":
 		return GPU(0), nil
-	case strings.HasPrefix(s, "gpu:"):
-		n, err := strconv.Atoi(s[4:])
-		if err != nil || n < 0 {
-			return Device{}, fmt.Errorf("tensor: bad device %q: want cpu, gpu or gpu:N", s)
+	case strings.HasPrefix(t, "gpu:"):
+		if n, ok := parseIndex(t[4:]); ok {
+			return GPU(n), nil
 		}
-		return GPU(n), nil
 	}
-	return Device{}, fmt.Errorf("tensor: bad device %q: want cpu, gpu or gpu:N", s)
+	return Device{}, &Error{Op: "ParseDevice", Err: ErrDevice, Detail: fmt.Sprintf("bad device %q: want cpu, gpu or gpu:N", s)}
+}
+
+// parseIndex parses a device number: digits only, without a leading
+// zero, that fit an int.
+func parseIndex(s string) (int, bool) {
+	if s == "" || (s[0] == '0' && len(s) > 1) || strings.TrimLeft(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
+
+// checkDevice returns an error unless d is the CPU or a GPU with a
+// non-negative index: a Device built by hand (GPU(-1), an unknown Kind)
+// names no device.
+func checkDevice(d Device) error {
+	switch {
+	case d.Kind == KindCPU && d.Index == 0, d.Kind == KindGPU && d.Index >= 0:
+		return nil
+	case d.Kind == KindGPU:
+		return fmt.Errorf("tensor: bad device gpu:%d: GPU numbers start at 0", d.Index)
+	case d.Kind == KindCPU:
+		return fmt.Errorf("tensor: bad device: the CPU has no index (got %d)", d.Index)
+	}
+	return fmt.Errorf("tensor: unknown device kind %d", d.Kind)
 }
 
 // DefaultDevice returns the device programs should train on, and a
@@ -84,11 +115,8 @@ func DefaultDevice() (Device, string, error) {
 // Available returns nil when tensors can be placed on d, else an error
 // saying why not (no adapter, GPU support not compiled in, ...).
 func Available(d Device) error {
-	if d.Kind == KindCPU {
-		return nil
-	}
-	if d.Kind != KindGPU {
-		return fmt.Errorf("tensor: unknown device kind %d", d.Kind)
+	if err := checkDevice(d); err != nil || d.Kind == KindCPU {
+		return err
 	}
 	_, err := gpuBackendFor(d)
 	return err

@@ -11,18 +11,9 @@ var intOK = map[Op]bool{OpNeg: true, OpAbs: true, OpSign: true, OpSquare: true, 
 
 // unary runs a one-input elementwise op on every device.
 func (x *Tensor) unary(op Op, p ...float64) *Tensor {
+	x.nonNil(op.String(), 0)
 	x.storage(op.String())
-	dt := x.dtype
-	switch {
-	case dt == Bool && intOK[op] && !hasFraction(p):
-		dt = Int32
-	case dt == Bool:
-		dt = Float32
-	case dt == Int32 && !intOK[op]:
-		dt = Float32
-	case dt == Int32 && hasFraction(p):
-		dt = Float32 // an integer tensor times 0.5 is a float tensor
-	}
+	dt := unaryType(op, x.dtype, p)
 	x = x.Cast(dt)
 	var params [2]float64
 	copy(params[:], p)
@@ -32,6 +23,21 @@ func (x *Tensor) unary(op Op, p ...float64) *Tensor {
 	out := newTensor(dt, x.shape, x.Device())
 	backendOf(x.Device()).unary(op, params, out, x)
 	return record(out, op, Attrs{Scalars: slices.Clone(p)}, x)
+}
+
+// unaryType returns the dtype op computes an input of dtype dt in, with
+// scalar parameters p: integer and bool inputs stay integer only for the
+// ops of intOK and scalars that are int32 values (isInt32); otherwise
+// they compute in Float32, as PyTorch's Python floats promote them.
+func unaryType(op Op, dt DType, p []float64) DType {
+	intScalars := !slices.ContainsFunc(p, func(v float64) bool { return !isInt32(v) })
+	switch {
+	case dt.IsFloat():
+		return dt
+	case intOK[op] && intScalars:
+		return Int32
+	}
+	return Float32 // an integer tensor times 0.5 (or 3e9, or NaN) is a float tensor
 }
 
 // Neg returns -x.
@@ -85,6 +91,7 @@ func (x *Tensor) GELU() *Tensor { return x.unary(OpGELU) }
 // torch.nn.functional.gelu(x, approximate="tanh"). It is composed of
 // primitive ops, so its gradient comes from theirs.
 func (x *Tensor) GELUTanh() *Tensor {
+	x.nonNil("GELUTanh", 0)
 	x = x.Cast(floatType(x.dtype))
 	inner := x.Add(x.Square().Mul(x).MulScalar(0.044715)).MulScalar(math.Sqrt(2 / math.Pi))
 	return x.MulScalar(0.5).Mul(inner.Tanh().AddScalar(1))
@@ -116,12 +123,42 @@ func (x *Tensor) PowScalar(p float64) *Tensor {
 }
 
 // Clamp limits x to [lo, hi]; use math.Inf for a missing bound. NaN
-// stays NaN.
+// stays NaN, and a NaN bound makes every element NaN, as in PyTorch. An
+// integer x stays integer when each bound is missing or an int32 value.
+// It panics with ErrArgument when lo > hi or when a finite bound does
+// not fit a Float32 result.
 func (x *Tensor) Clamp(lo, hi float64) *Tensor {
+	x.nonNil("Clamp", 0)
 	if lo > hi {
 		failf("Clamp", ErrArgument, []*Tensor{x}, "min %g is greater than max %g", lo, hi)
 	}
+	if math.IsNaN(lo) || math.IsNaN(hi) {
+		return x.MulScalar(0).AddScalar(math.NaN()) // NaN, with clamp's zero gradient
+	}
+	bounds := clampBounds(lo, hi)
+	dt := unaryType(OpClamp, x.dtype, bounds)
+	if dt == Int32 {
+		lo, hi = bounds[0], bounds[1]
+	}
+	for _, b := range []float64{lo, hi} {
+		checkScalar("Clamp", b, dt, x)
+	}
 	return x.unary(OpClamp, lo, hi)
+}
+
+// clampBounds returns Clamp's bounds with a missing one (±Inf) replaced
+// by int32's extreme, which clamps no int32 value.
+func clampBounds(lo, hi float64) []float64 {
+	b := []float64{lo, hi}
+	for i, v := range b {
+		switch {
+		case math.IsInf(v, 1):
+			b[i] = math.MaxInt32
+		case math.IsInf(v, -1):
+			b[i] = math.MinInt32
+		}
+	}
+	return b
 }
 
 // ClampMin limits x from below.
@@ -130,8 +167,10 @@ func (x *Tensor) ClampMin(lo float64) *Tensor { return x.Clamp(lo, math.Inf(1)) 
 // ClampMax limits x from above.
 func (x *Tensor) ClampMax(hi float64) *Tensor { return x.Clamp(math.Inf(-1), hi) }
 
-// AddScalar returns x + s. An integer tensor stays integer when s is a
-// whole number (Go cannot tell 2 from 2.0; PyTorch would promote for 2.0).
+// AddScalar returns x + s. An integer tensor stays integer when s is an
+// int32 value (Go cannot tell 2 from 2.0; PyTorch would promote for 2.0)
+// and becomes Float32 otherwise (0.5, 3e9, NaN), as for the other
+// scalar ops.
 func (x *Tensor) AddScalar(s float64) *Tensor { return x.unary(OpAddScalar, s) }
 
 // SubScalar returns x - s.
@@ -144,10 +183,11 @@ func (x *Tensor) MulScalar(s float64) *Tensor { return x.unary(OpMulScalar, s) }
 // (s is first rounded to x's dtype; x · (1/s) would differ in the last
 // bit); integer tensors give Float32.
 func (x *Tensor) DivScalar(s float64) *Tensor {
+	x.nonNil("DivScalar", 0)
 	if !x.dtype.IsFloat() {
 		x = x.Cast(Float32)
 	}
-	return x.Div(Full(nil, s, Like(x)))
+	return x.Div(filled("DivScalar", nil, s, options{dtype: x.dtype, device: x.Device(), ctx: x.Context()}))
 }
 
 // RSub returns s - x.
@@ -157,6 +197,7 @@ func (x *Tensor) RSub(s float64) *Tensor { return x.Neg().AddScalar(s) }
 // promotion, on every device.
 func (x *Tensor) binary(op Op, y *Tensor) *Tensor {
 	name := op.String()
+	x.nonNil(name, 1, y)
 	x.storage(name)
 	y.storage(name)
 	if x.Device() != y.Device() {
@@ -189,6 +230,7 @@ func (x *Tensor) Add(y *Tensor) *Tensor { return x.binary(OpAdd, y) }
 
 // AddScaled returns x + alpha·y, as torch.add(x, y, alpha=alpha).
 func (x *Tensor) AddScaled(y *Tensor, alpha float64) *Tensor {
+	x.nonNil("AddScaled", 1, y)
 	if alpha == 1 {
 		return x.Add(y)
 	}
@@ -200,6 +242,7 @@ func (x *Tensor) Sub(y *Tensor) *Tensor { return x.binary(OpSub, y) }
 
 // SubScaled returns x - alpha·y, as torch.sub(x, y, alpha=alpha).
 func (x *Tensor) SubScaled(y *Tensor, alpha float64) *Tensor {
+	x.nonNil("SubScaled", 1, y)
 	if alpha == 1 {
 		return x.Sub(y)
 	}
@@ -248,34 +291,38 @@ func (x *Tensor) LogicalOr(y *Tensor) *Tensor { return x.binary(OpLogicalOr, y) 
 // LogicalNot returns NOT x (x == 0).
 func (x *Tensor) LogicalNot() *Tensor { return x.EqScalar(0) }
 
-// scalarLike returns the 0-d tensor v with x's dtype (or Float32 for a
-// non-integral v and an integer x) on x's device, in x's context.
-func (x *Tensor) scalarLike(v float64) *Tensor {
-	return Full(nil, v, Like(x), Of(promoteScalar(x.dtype, v != math.Trunc(v))))
+// scalarLike returns the 0-d tensor v with x's dtype (or Float32 for an
+// integer x and a v that is no int32 value) on x's device, for a
+// comparison, in x's context: a v beyond float32's range becomes ±Inf,
+// which compares as v does with every finite float32.
+func (x *Tensor) scalarLike(op string, v float64) *Tensor {
+	x.nonNil(op, 0)
+	return filled(op, nil, v, options{dtype: promoteScalar(x.dtype, !isInt32(v)), device: x.Device(), ctx: x.Context()})
 }
 
 // EqScalar returns x == v as a Bool tensor; the other comparisons with a
 // scalar follow.
-func (x *Tensor) EqScalar(v float64) *Tensor { return x.Eq(x.scalarLike(v)) }
+func (x *Tensor) EqScalar(v float64) *Tensor { return x.Eq(x.scalarLike("EqScalar", v)) }
 
 // NeScalar returns x != v.
-func (x *Tensor) NeScalar(v float64) *Tensor { return x.Ne(x.scalarLike(v)) }
+func (x *Tensor) NeScalar(v float64) *Tensor { return x.Ne(x.scalarLike("NeScalar", v)) }
 
 // LtScalar returns x < v.
-func (x *Tensor) LtScalar(v float64) *Tensor { return x.Lt(x.scalarLike(v)) }
+func (x *Tensor) LtScalar(v float64) *Tensor { return x.Lt(x.scalarLike("LtScalar", v)) }
 
 // LeScalar returns x <= v.
-func (x *Tensor) LeScalar(v float64) *Tensor { return x.Le(x.scalarLike(v)) }
+func (x *Tensor) LeScalar(v float64) *Tensor { return x.Le(x.scalarLike("LeScalar", v)) }
 
 // GtScalar returns x > v.
-func (x *Tensor) GtScalar(v float64) *Tensor { return x.Gt(x.scalarLike(v)) }
+func (x *Tensor) GtScalar(v float64) *Tensor { return x.Gt(x.scalarLike("GtScalar", v)) }
 
 // GeScalar returns x >= v.
-func (x *Tensor) GeScalar(v float64) *Tensor { return x.Ge(x.scalarLike(v)) }
+func (x *Tensor) GeScalar(v float64) *Tensor { return x.Ge(x.scalarLike("GeScalar", v)) }
 
 // Where returns x where cond is true and y elsewhere, broadcasting all
 // three (torch.where). cond must be Bool.
 func Where(cond, x, y *Tensor) *Tensor {
+	argsNonNil("Where", 1, cond, x, y)
 	for _, t := range []*Tensor{cond, x, y} {
 		t.storage("Where")
 	}
@@ -301,9 +348,13 @@ func Where(cond, x, y *Tensor) *Tensor {
 }
 
 // MaskedFill returns x with value wherever mask (Bool, broadcastable to
-// x) is true.
+// x) is true. It panics with ErrArgument when value does not fit x's
+// dtype (see Full).
 func (x *Tensor) MaskedFill(mask *Tensor, value float64) *Tensor {
-	out := Where(mask, Full(nil, value, Like(x)), x)
+	x.nonNil("MaskedFill", 1, mask)
+	x.storage("MaskedFill")
+	checkScalar("MaskedFill", value, x.dtype, x)
+	out := Where(mask, filled("MaskedFill", nil, value, options{dtype: x.dtype, device: x.Device(), ctx: x.Context()}), x)
 	if !slices.Equal(out.shape, x.shape) {
 		fail("MaskedFill", ErrShape, "the mask must broadcast to the tensor's shape", x, mask)
 	}
@@ -318,6 +369,7 @@ func Addcdiv(a, b, c *Tensor, value float64) *Tensor { return ternary(OpAddcdiv,
 
 func ternary(op Op, a, b, c *Tensor, value float64) *Tensor {
 	name := op.String()
+	argsNonNil(name, 1, a, b, c)
 	for _, t := range []*Tensor{a, b, c} {
 		t.storage(name)
 	}
@@ -336,9 +388,11 @@ func ternary(op Op, a, b, c *Tensor, value float64) *Tensor {
 // Floats to Int32 truncate toward zero; anything to Bool is x != 0.
 // Gradients flow through casts between float types.
 func (x *Tensor) Cast(dt DType) *Tensor {
+	x.nonNil("Cast", 0)
 	if x.dtype == dt {
 		return x
 	}
+	checkDType("Cast", dt, x)
 	x.storage("Cast")
 	if dt == Float64 && x.Device().Kind == KindGPU {
 		fail("Cast", ErrDType, "float64 tensors live on the CPU only (WGSL has no f64)", x)
@@ -357,8 +411,3 @@ func (x *Tensor) Float() *Tensor { return x.Cast(Float32) }
 
 // Double returns x as Float64 (CPU only).
 func (x *Tensor) Double() *Tensor { return x.Cast(Float64) }
-
-// hasFraction reports whether a scalar parameter is not a whole number.
-func hasFraction(p []float64) bool {
-	return slices.ContainsFunc(p, func(v float64) bool { return v != math.Trunc(v) })
-}

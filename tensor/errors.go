@@ -3,7 +3,10 @@ package tensor
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/tessera-ml/tessera/device"
 )
 
 // Kinds of misuse. An *Error wraps one of them, so errors.Is(err,
@@ -17,6 +20,12 @@ var (
 	ErrReleased = errors.New("use of a released tensor")
 	ErrAutograd = errors.New("autograd error")
 	ErrInPlace  = errors.New("invalid in-place operation")
+
+	// ErrOutOfMemory is the one out-of-memory error of every device: a
+	// CPU request beyond TESSERA_CPU_BUDGET (an *OOMError) and a GPU
+	// allocation beyond TESSERA_GPU_BUDGET (a *device.OOMError) both wrap
+	// it. It is device.ErrOutOfMemory.
+	ErrOutOfMemory = device.ErrOutOfMemory
 )
 
 // An Error reports misuse of a tensor op: the op, what went wrong, and
@@ -95,4 +104,60 @@ func fail(op string, kind error, detail string, ts ...*Tensor) {
 // failf is fail with a formatted detail.
 func failf(op string, kind error, ts []*Tensor, format string, args ...any) {
 	fail(op, kind, fmt.Sprintf(format, args...), ts...)
+}
+
+// nonNil panics with ErrArgument when the receiver x of method op, or
+// one of its tensor arguments, is nil; args sit at argument positions
+// first, first+1, ... (1-based, as the call is written). Ops call it on
+// entry; it only compares pointers.
+func (x *Tensor) nonNil(op string, first int, args ...*Tensor) {
+	if x == nil {
+		nilArgument(op, 0)
+	}
+	argsNonNil(op, first, args...)
+}
+
+// argsNonNil is nonNil for a function: args sit at positions first,
+// first+1, ...
+func argsNonNil(op string, first int, args ...*Tensor) {
+	for i, t := range args {
+		if t == nil {
+			nilArgument(op, first+i)
+		}
+	}
+}
+
+// nilArgument is the failure of nonNil, out of line.
+func nilArgument(op string, pos int) {
+	what := "the receiver"
+	if pos > 0 {
+		what = fmt.Sprintf("argument %d", pos)
+	}
+	failf(op, ErrArgument, nil, "%s is a nil *Tensor", what)
+}
+
+// listNonNil panics with ErrArgument when a tensor of the list argument
+// of op is nil.
+func listNonNil(op string, ts []*Tensor) {
+	for i, t := range ts {
+		if t == nil {
+			failf(op, ErrArgument, nil, "tensor %d of the list is a nil *Tensor", i)
+		}
+	}
+}
+
+// checkGrad validates g as the gradient SetGrad assigns to t: it must
+// have t's shape, dtype and device (PyTorch: "assigned grad has data of
+// a different size / type / located on a different device").
+func checkGrad(t, g *Tensor) {
+	t.nonNil("SetGrad", 1)
+	switch {
+	case g == nil:
+	case !slices.Equal(g.shape, t.shape):
+		fail("SetGrad", ErrShape, "the gradient must have the tensor's shape", t, g)
+	case g.dtype != t.dtype:
+		fail("SetGrad", ErrDType, "the gradient must have the tensor's dtype", t, g)
+	case g.Device() != t.Device():
+		fail("SetGrad", ErrDevice, "the gradient must be on the tensor's device", t, g)
+	}
 }

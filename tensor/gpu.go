@@ -18,6 +18,9 @@ import (
 // gpuBackendFor returns the backend of GPU dev, opening it on first use,
 // or the error that opening it gave.
 func gpuBackendFor(dev Device) (*gpuBackend, error) {
+	if err := checkDevice(dev); err != nil { // GPU(-1) would open "any adapter"
+		return nil, err
+	}
 	if dev.Kind != KindGPU {
 		return nil, fmt.Errorf("tensor: %v is not a GPU", dev)
 	}

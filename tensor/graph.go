@@ -186,10 +186,8 @@ func (t *Tensor) Grad() *Tensor { return t.grad }
 // SetGrad replaces t's gradient (nil clears it). Package autograd and
 // optimizers use it; the gradient is kept out of every Scope.
 func (t *Tensor) SetGrad(g *Tensor) {
+	checkGrad(t, g) // errors.go
 	if g != nil {
-		if !slices.Equal(g.shape, t.shape) || g.Device() != t.Device() {
-			fail("SetGrad", ErrShape, "the gradient must have the tensor's shape and device", t, g)
-		}
 		g.Keep()
 	}
 	if t.grad != nil && t.grad != g {

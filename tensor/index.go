@@ -17,8 +17,10 @@ func rawView(t *Tensor, shape, strides []int, offset int) *Tensor {
 // rawSlice is rawView of t[start:end:step] along dim.
 func rawSlice(t *Tensor, dim, start, end, step int) *Tensor {
 	shape, strides := slices.Clone(t.shape), slices.Clone(t.strides)
-	shape[dim] = max((end-start+step-1)/step, 0)
-	strides[dim] *= step
+	shape[dim] = sliceLen(start, end, step)
+	if shape[dim] > 1 {
+		strides[dim] *= step
+	}
 	return rawView(t, shape, strides, t.offset+start*t.strides[dim])
 }
 
@@ -28,6 +30,7 @@ func Cat(ts []*Tensor, dim int) *Tensor {
 	if len(ts) == 0 {
 		failf("Cat", ErrArgument, nil, "expected a non-empty list of tensors")
 	}
+	listNonNil("Cat", ts)
 	dt := ts[0].dtype
 	for _, t := range ts {
 		t.storage("Cat")
@@ -55,7 +58,10 @@ func Cat(ts []*Tensor, dim int) *Tensor {
 			}
 		}
 		sizes[i] = t.shape[d]
-		shape[d] += t.shape[d]
+		shape[d] = addSizes("Cat", shape[d], t.shape[d], ts...)
+	}
+	shapeNumel("Cat", shape, ts...)
+	for i, t := range ts {
 		cast[i] = t.Cast(dt)
 	}
 	out := newTensor(dt, shape, first.Device())
@@ -73,12 +79,14 @@ func Stack(ts []*Tensor, dim int) *Tensor {
 	if len(ts) == 0 {
 		failf("Stack", ErrArgument, nil, "expected a non-empty list of tensors")
 	}
+	listNonNil("Stack", ts)
 	for _, t := range ts {
 		if !slices.Equal(t.shape, ts[0].shape) {
 			fail("Stack", ErrShape, "stack expects each tensor to be equal size", ts...)
 		}
 	}
 	d := normDimN("Stack", dim, ts[0].Dim()+1, ts...)
+	shapeNumel("Stack", slices.Insert(slices.Clone(ts[0].shape), d, len(ts)), ts...)
 	us := make([]*Tensor, len(ts))
 	for i, t := range ts {
 		us[i] = t.Unsqueeze(d)
@@ -86,8 +94,10 @@ func Stack(ts []*Tensor, dim int) *Tensor {
 	return Cat(us, d)
 }
 
-// checkIndex validates an index tensor for op.
-func checkIndex(op string, x, index *Tensor) {
+// checkIndex validates an index tensor for op, the argument at
+// position pos.
+func checkIndex(op string, x, index *Tensor, pos int) {
+	x.nonNil(op, pos, index)
 	x.storage(op)
 	index.storage(op)
 	if index.dtype != Int32 {
@@ -113,7 +123,7 @@ func indexError(op string, err error, ts ...*Tensor) {
 // IndexSelect returns the entries of x at index (1-D Int32) along dim,
 // as torch.index_select.
 func (x *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
-	checkIndex("IndexSelect", x, index)
+	checkIndex("IndexSelect", x, index, 2)
 	if index.Dim() > 1 {
 		fail("IndexSelect", ErrShape, "the index must be 0-d or 1-D", x, index)
 	}
@@ -125,6 +135,7 @@ func (x *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
 	}
 	shape := slices.Clone(src.shape)
 	shape[d] = index.Numel()
+	shapeNumel("IndexSelect", shape, x, index)
 	checkGPUIndexRange("IndexSelect", index, src.shape[d], x, index)
 	out := newTensor(x.dtype, shape, x.Device())
 	indexError("IndexSelect", backendOf(x.Device()).indexSelect(out, src, index, d), x, index)
@@ -132,14 +143,21 @@ func (x *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
 }
 
 // IndexAdd returns x with src added at index (1-D Int32) along dim:
-// out[..., index[i], ...] += src[..., i, ...], as torch.index_add.
+// out[..., index[i], ...] += src[..., i, ...], as torch.index_add. As in
+// PyTorch, a 0-d x, index or src counts as 1-D when the others are at
+// most 1-D.
 func (x *Tensor) IndexAdd(dim int, index, src *Tensor) *Tensor {
-	checkIndex("IndexAdd", x, index)
+	checkIndex("IndexAdd", x, index, 2)
+	argsNonNil("IndexAdd", 3, src)
+	src.storage("IndexAdd")
 	if x.dtype == Bool {
 		fail("IndexAdd", ErrDType, "cannot add into a Bool tensor", x, src)
 	}
-	index = index.Reshape(-1).Contiguous()
 	d := x.normDim("IndexAdd", dim)
+	if as1D(x, index, src) {
+		return x.Reshape(-1).IndexAdd(0, index.Reshape(-1), src.Reshape(-1)).Reshape(x.shape...)
+	}
+	index = index.Reshape(-1).Contiguous()
 	want := slices.Clone(x.shape)
 	want[d] = index.Numel()
 	if !slices.Equal(src.shape, want) {
@@ -152,12 +170,27 @@ func (x *Tensor) IndexAdd(dim int, index, src *Tensor) *Tensor {
 	return record(out, OpIndexAdd, Attrs{Dim: d, Index: index}, x, src)
 }
 
+// as1D reports whether an index op should see its operands as 1-D: one
+// of them is 0-d and none has more than one dim (PyTorch's rule).
+func as1D(ts ...*Tensor) bool {
+	zero, vec := false, true
+	for _, t := range ts {
+		zero = zero || t.Dim() == 0
+		vec = vec && t.Dim() <= 1
+	}
+	return zero && vec
+}
+
 // Gather returns out[i][j][k] = x[i][index[i][j][k]][k] for dim 1 (and
 // likewise for other dims), as torch.gather. index has x's rank and is
-// no larger than x in the other dims.
+// no larger than x in the other dims; as in PyTorch, a 0-d x or index
+// counts as 1-D when the other is at most 1-D.
 func (x *Tensor) Gather(dim int, index *Tensor) *Tensor {
-	checkIndex("Gather", x, index)
+	checkIndex("Gather", x, index, 2)
 	d := x.normDim("Gather", dim)
+	if as1D(x, index) {
+		return x.Reshape(-1).Gather(0, index.Reshape(-1)).Reshape(index.shape...)
+	}
 	if index.Dim() != x.Dim() {
 		fail("Gather", ErrShape, "the index must have as many dims as the input", x, index)
 	}
@@ -174,15 +207,21 @@ func (x *Tensor) Gather(dim int, index *Tensor) *Tensor {
 
 // ScatterAdd returns x with src added at index along dim:
 // out[i][index[i][j][k]][k] += src[i][j][k] for dim 1, as torch.scatter_add.
-// index, src and x have the same rank; index is no larger than src in any
-// dim and no larger than x off dim. Only the part of src that index
-// covers (its leading corner) is read, as in PyTorch.
+// index, src and x have the same rank (a 0-d one counts as 1-D when the
+// others are at most 1-D); index is no larger than src in any dim and no
+// larger than x off dim. Only the part of src that index covers (its
+// leading corner) is read, as in PyTorch.
 func (x *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
-	checkIndex("ScatterAdd", x, index)
+	checkIndex("ScatterAdd", x, index, 2)
+	argsNonNil("ScatterAdd", 3, src)
+	src.storage("ScatterAdd")
 	if x.dtype == Bool {
 		fail("ScatterAdd", ErrDType, "cannot add into a Bool tensor", x, src)
 	}
 	d := x.normDim("ScatterAdd", dim)
+	if as1D(x, index, src) {
+		return x.Reshape(-1).ScatterAdd(0, index.Reshape(-1), src.Reshape(-1)).Reshape(x.shape...)
+	}
 	if index.Dim() != x.Dim() || src.Dim() != x.Dim() {
 		fail("ScatterAdd", ErrShape, "index and source must have the input's rank", x, index, src)
 	}
@@ -201,15 +240,30 @@ func (x *Tensor) ScatterAdd(dim int, index, src *Tensor) *Tensor {
 
 // SliceScatter returns zeros of shape with src written into the slice
 // [start:end:step] along dim: the adjoint of Slice, used by its
-// gradient.
+// gradient, as torch.slice_scatter of zeros. start and end follow
+// Slice's rules (negative counts from the end; both clamped); it panics
+// with ErrArgument for a step that is not positive, ErrIndex for a bad
+// dim, and ErrShape unless src has the slice's shape.
 func SliceScatter(src *Tensor, shape []int, dim, start, end, step int) *Tensor {
+	argsNonNil("SliceScatter", 1, src)
 	src.storage("SliceScatter")
-	out := Zeros(shape, Like(src))
-	view := rawSlice(out, dim, start, end, step)
-	if !slices.Equal(view.shape, src.shape) {
-		fail("SliceScatter", ErrShape, fmt.Sprintf("the slice has shape %v", view.shape), src)
+	shapeNumel("SliceScatter", shape, src)
+	if len(shape) == 0 {
+		fail("SliceScatter", ErrIndex, "a 0-d shape has no dimension to slice", src)
 	}
-	backendOf(src.Device()).copy(view, src)
+	dim = normDimN("SliceScatter", dim, len(shape), src)
+	if step <= 0 {
+		failf("SliceScatter", ErrArgument, []*Tensor{src}, "slice step must be positive, got %d", step)
+	}
+	start, end = clampIndex(start, shape[dim]), clampIndex(end, shape[dim])
+	end = max(end, start)
+	want := slices.Clone(shape)
+	want[dim] = sliceLen(start, end, step)
+	if !slices.Equal(want, src.shape) {
+		fail("SliceScatter", ErrShape, fmt.Sprintf("the slice [%d:%d:%d] of dim %d of %v has shape %v", start, end, step, dim, shape, want), src)
+	}
+	out := Zeros(shape, Like(src))
+	backendOf(src.Device()).copy(rawSlice(out, dim, start, end, step), src)
 	out.ref.s.forgetIndexRange() // Zeros recorded [0, 0]; the copy changed that
 	return record(out, OpSliceScatter, Attrs{Shape: slices.Clone(shape), Dim: dim, Start: start, End: end, Step: step}, src)
 }
@@ -218,19 +272,26 @@ func SliceScatter(src *Tensor, shape []int, dim, start, end, step int) *Tensor {
 // indices, with a new last dimension of size numClasses (PyTorch returns
 // int64).
 func OneHot(index *Tensor, numClasses int) *Tensor {
+	argsNonNil("OneHot", 1, index)
+	index.storage("OneHot")
 	if index.dtype != Int32 {
 		fail("OneHot", ErrDType, "class indices must be Int32", index)
 	}
-	if index.Numel() > 0 {
-		lo, hi := int(index.Min().Item()), int(index.Max().Item())
-		if numClasses < 0 {
-			numClasses = hi + 1
-		}
-		if lo < 0 || hi >= numClasses {
-			failf("OneHot", ErrIndex, []*Tensor{index}, "class values must be in [0, %d), got %d..%d", numClasses, lo, hi)
-		}
+	if index.Numel() == 0 && numClasses < 0 {
+		fail("OneHot", ErrArgument, "cannot infer the number of classes from an empty tensor", index)
 	}
-	numClasses = max(numClasses, 0)
+	lo, hi := 0, -1
+	if index.Numel() > 0 {
+		lo, hi = int(index.Min().Item()), int(index.Max().Item())
+	}
+	if numClasses < 0 {
+		numClasses = hi + 1
+	}
+	n := shapeNumel("OneHot", append(slices.Clone(index.shape), numClasses), index)
+	checkFits("OneHot", Int32, n, index.Device(), index)
+	if lo < 0 || hi >= numClasses {
+		failf("OneHot", ErrIndex, []*Tensor{index}, "class values must be in [0, %d), got %d..%d", numClasses, lo, hi)
+	}
 	classes := Arange(0, float64(numClasses), 1, Like(index))
 	return index.Unsqueeze(-1).Eq(classes).Cast(Int32)
 }

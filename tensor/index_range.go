@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"math"
 	"sync"
 )
 
@@ -89,8 +90,8 @@ func checkGPUIndexRange(op string, index *Tensor, size int, ts ...*Tensor) {
 }
 
 // deferredChecks are index checks recorded on a GPU and not yet read:
-// word is a 0-d Int32 tensor on the device holding the number (from 1)
-// of the first failed check of ops, or 0.
+// word is a 0-d Int32 tensor on the device holding MaxInt32 minus the
+// number (from 1) of the first failed check of ops, or 0.
 type deferredChecks struct {
 	mu   sync.Mutex
 	word *Tensor
@@ -115,9 +116,11 @@ func (c *deferredChecks) add(op string, index *Tensor, size int, ts []*Tensor) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ops = append(c.ops, deferredCheck{op: op, size: size, err: e})
-	id := float64(len(c.ops))
+	id := len(c.ops)
 	bad := index.LtScalar(0).LogicalOr(index.GeScalar(float64(size))).Cast(Int32).Reshape(-1)
-	flag := bad.Amax(nil, false).MulScalar(id) // id if any index is bad, else 0
+	// The word keeps the maximum of the flags, and the first failed check
+	// must win: check id flags MaxInt32-id when an index is bad, else 0.
+	flag := bad.Amax(nil, false).MulScalar(float64(math.MaxInt32 - id))
 	if c.word == nil {
 		c.word = flag.Keep()
 		return
@@ -140,8 +143,8 @@ func (c *deferredChecks) raise(b *gpuBackend) {
 	defer word.Release()
 	data, err := b.g.Read(gbuf(word), int64(word.offset)*4, 4)
 	b.check("read", err)
-	if id := int(decode(Int32, data).([]int32)[0]); id > 0 {
-		d := ops[id-1]
+	if flag := int(decode(Int32, data).([]int32)[0]); flag > 0 {
+		d := ops[math.MaxInt32-flag-1]
 		d.err.Detail = fmt.Sprintf("an index outside [0, %d) reached the GPU; indices computed on the device are checked there and reported at the next read", d.size)
 		panic(d.err)
 	}

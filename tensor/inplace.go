@@ -14,13 +14,14 @@ import (
 // the operands, cast to t's dtype, broadcast to t's shape, and copied
 // first when they overlap t with another layout.
 func (t *Tensor) checkInPlace(op string, operands ...*Tensor) []*Tensor {
+	t.nonNil(op, 1, operands...)
 	t.storage(op)
 	if t.requiresGrad && t.Context().GradEnabled() {
 		fail(op, ErrInPlace, "a tensor that requires grad cannot be modified in place while grad mode is on; "+
 			"wrap the update in tensor.NoGrad or use the out-of-place op", t)
 	}
 	for i, s := range t.strides {
-		if s == 0 && t.shape[i] > 1 {
+		if s == 0 && t.shape[i] > 1 && t.Numel() > 0 {
 			fail(op, ErrInPlace, "more than one element of the written-to tensor refers to a single memory location "+
 				"(an expanded view); call Clone first", t)
 		}
@@ -52,8 +53,8 @@ func (t *Tensor) binaryInPlace(op Op, y *Tensor) *Tensor {
 
 func (t *Tensor) unaryInPlace(name string, op Op, p0, p1 float64) *Tensor {
 	t.checkInPlace(name)
-	if !t.dtype.IsFloat() && (p0 != math.Trunc(p0) || p1 != math.Trunc(p1)) && op != OpClamp {
-		fail(name, ErrDType, "an integer tensor cannot hold the result", t)
+	if !t.dtype.IsFloat() && (!isInt32(p0) || !isInt32(p1)) {
+		failf(name, ErrDType, []*Tensor{t}, "result type Float (of the scalar %g) can't be cast to the tensor's %v", p0, t.dtype)
 	}
 	backendOf(t.Device()).unary(op, [2]float64{p0, p1}, t, t)
 	t.bumpVersion()
@@ -63,6 +64,7 @@ func (t *Tensor) unaryInPlace(name string, op Op, p0, p1 float64) *Tensor {
 // AddInPlace adds alpha·y to t in place (torch's t.add_(y, alpha=alpha))
 // and returns t.
 func (t *Tensor) AddInPlace(y *Tensor, alpha float64) *Tensor {
+	t.nonNil("AddInPlace", 1, y)
 	if alpha != 1 {
 		y = y.Detach().MulScalar(alpha)
 	}
@@ -88,8 +90,21 @@ func (t *Tensor) MulScalarInPlace(s float64) *Tensor {
 	return t.unaryInPlace("MulScalarInPlace", OpMulScalar, s, 0)
 }
 
-// ClampInPlace limits t to [lo, hi] in place.
+// ClampInPlace limits t to [lo, hi] in place, with Clamp's rules: ±Inf
+// is a missing bound, a NaN bound makes every element NaN; an integer t
+// takes only int32 bounds (ErrDType otherwise, as PyTorch's clamp_).
 func (t *Tensor) ClampInPlace(lo, hi float64) *Tensor {
+	t.nonNil("ClampInPlace", 0)
+	if lo > hi {
+		failf("ClampInPlace", ErrArgument, []*Tensor{t}, "min %g is greater than max %g", lo, hi)
+	}
+	if t.dtype.IsFloat() && (math.IsNaN(lo) || math.IsNaN(hi)) {
+		return t.Fill(math.NaN())
+	}
+	if !t.dtype.IsFloat() && !math.IsNaN(lo) && !math.IsNaN(hi) {
+		b := clampBounds(lo, hi)
+		lo, hi = b[0], b[1]
+	}
 	return t.unaryInPlace("ClampInPlace", OpClamp, lo, hi)
 }
 
@@ -101,9 +116,11 @@ func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
 	return t
 }
 
-// Fill sets every element of t to v.
+// Fill sets every element of t to v. It panics with ErrArgument when v
+// does not fit t's dtype (see Full).
 func (t *Tensor) Fill(v float64) *Tensor {
 	t.checkInPlace("Fill")
+	checkScalar("Fill", v, t.dtype, t)
 	backendOf(t.Device()).fill(t, v)
 	t.bumpVersion()
 	return t

@@ -9,6 +9,7 @@ import "fmt"
 // dims broadcast. a (…, M, K) · b (…, K, N) → (…, M, N). Integer inputs
 // are computed in Float32.
 func (a *Tensor) MatMul(b *Tensor) *Tensor {
+	a.nonNil("MatMul", 1, b)
 	a.storage("MatMul")
 	b.storage("MatMul")
 	if a.Device() != b.Device() {
@@ -35,6 +36,8 @@ func (a *Tensor) MatMul(b *Tensor) *Tensor {
 	if !ok {
 		fail("MatMul", ErrShape, "batch dimensions cannot be broadcast together", a, b)
 	}
+	outShape := append(clone(batch), m, n)
+	shapeNumel("MatMul", outShape, a, b)
 	nb := numel(batch)
 	a3 := aa.Expand(append(clone(batch), m, k)...).Reshape(nb, m, k)
 	b3 := bb.Expand(append(clone(batch), k, n)...).Reshape(nb, k, n)
@@ -59,6 +62,7 @@ func bmm(a, b *Tensor) *Tensor {
 // BMM multiplies batches of matrices: (B,M,K)·(B,K,N) → (B,M,N), as
 // torch.bmm (no broadcasting).
 func (a *Tensor) BMM(b *Tensor) *Tensor {
+	a.nonNil("BMM", 1, b)
 	if a.Dim() != 3 || b.Dim() != 3 || a.shape[0] != b.shape[0] || a.shape[2] != b.shape[1] {
 		fail("BMM", ErrShape, "want (B,M,K) and (B,K,N)", a, b)
 	}
@@ -67,6 +71,7 @@ func (a *Tensor) BMM(b *Tensor) *Tensor {
 
 // Outer returns the outer product a bᵀ of two 1-D tensors.
 func (a *Tensor) Outer(b *Tensor) *Tensor {
+	a.nonNil("Outer", 1, b)
 	if a.Dim() != 1 || b.Dim() != 1 {
 		fail("Outer", ErrShape, "both arguments must be 1-D", a, b)
 	}

@@ -1,8 +1,19 @@
 package tensor
 
 import (
+	"fmt"
+	"math"
 	"math/bits"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tessera-ml/tessera/device"
 )
 
 // cpuPool caches released CPU buffers by dtype and power-of-two capacity,
@@ -32,7 +43,14 @@ func sizeClass(n int) int {
 }
 
 // get returns a slice of n elements of dt; its contents are undefined.
-func (p *slicePool) get(dt DType, n int) any {
+// A new buffer is first reserved against the CPU budget (cpuReserve):
+// a request that cannot be met is an out-of-memory error, never Go's
+// fatal one. Buffers too large to cache are allocated at their exact
+// size.
+func (p *slicePool) get(dt DType, n int) (any, error) {
+	if n < 0 {
+		return nil, fmt.Errorf("tensor: negative element count %d", n)
+	}
 	k := poolKey{dt, sizeClass(n)}
 	p.mu.Lock()
 	if l := p.free[k]; len(l) > 0 {
@@ -40,40 +58,48 @@ func (p *slicePool) get(dt DType, n int) any {
 		p.free[k] = l[:len(l)-1]
 		p.cached -= k.class * dt.Size()
 		p.mu.Unlock()
-		return reslice(buf, n)
+		return reslice(buf, n), nil
 	}
 	p.mu.Unlock()
+	c := k.class
+	if n > cpuPoolLimit/dt.Size() { // never cached: no rounding up
+		c = n
+	}
+	if err := cpuReserve(dt, c); err != nil {
+		return nil, err
+	}
 	switch dt {
 	case Float32:
-		return make([]float32, n, k.class)
+		return make([]float32, n, c), nil
 	case Float64:
-		return make([]float64, n, k.class)
+		return make([]float64, n, c), nil
 	case Int32:
-		return make([]int32, n, k.class)
+		return make([]int32, n, c), nil
 	}
-	return make([]bool, n, k.class)
+	return make([]bool, n, c), nil
 }
 
-// put caches buf for reuse.
+// put caches buf for reuse, or lets the garbage collector have it (and
+// returns its bytes to the CPU budget).
 func (p *slicePool) put(buf any) {
 	dt, c := bufInfo(buf)
-	if c != sizeClass(c) { // not from get
-		return
-	}
+	bytes := c * dt.Size()
 	k := poolKey{dt, c}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cached+c*dt.Size() > cpuPoolLimit {
+	if c != sizeClass(c) || p.cached+bytes > cpuPoolLimit {
+		cpuMem.reserved.Add(-int64(bytes))
 		return
 	}
 	p.free[k] = append(p.free[k], buf)
-	p.cached += c * dt.Size()
+	p.cached += bytes
 }
 
 // emptyCache drops every cached buffer.
 func (p *slicePool) emptyCache() {
 	p.mu.Lock()
 	p.free = map[poolKey][]any{}
+	cpuMem.reserved.Add(-int64(p.cached))
 	p.cached = 0
 	p.mu.Unlock()
 }
@@ -109,3 +135,206 @@ func reslice(buf any, n int) any {
 // EmptyCache returns cached, unused memory of every device to its
 // allocator (the Go heap on the CPU, the driver on the GPU).
 func EmptyCache() { cpuPool.emptyCache(); gpuEmptyCache() }
+
+// CPUBudgetEnv is the environment variable that caps the bytes CPU
+// tensors may hold, read once and parsed as TESSERA_GPU_BUDGET is
+// (device.ParseBytes: "12GiB", "8e9"). Unset or 0, the budget is the
+// machine's physical memory (MemTotal, or a cgroup's or GOMEMLIMIT's
+// lower limit).
+const CPUBudgetEnv = "TESSERA_CPU_BUDGET"
+
+// defaultCPUBudget is the budget where physical memory cannot be read.
+const defaultCPUBudget = 8 << 30
+
+// cpuMem accounts the CPU memory of tensors: reserved counts the bytes
+// of every buffer the pool made and still holds or has handed out.
+var cpuMem struct {
+	reserved atomic.Int64
+	budget   atomic.Int64 // set by a test; 0 means the environment's
+}
+
+// readCPUBudget returns the budget of the environment, read once.
+var readCPUBudget = sync.OnceValues(func() (int64, error) {
+	meminfo, _ := os.ReadFile("/proc/meminfo")
+	return cpuBudgetFrom(os.Getenv(CPUBudgetEnv), meminfo, cgroupLimit(), debug.SetMemoryLimit(-1))
+})
+
+// CPUBudget returns the bytes CPU tensors may hold (TESSERA_CPU_BUDGET
+// or physical memory), or the error of a malformed TESSERA_CPU_BUDGET.
+func CPUBudget() (int64, error) {
+	if b := cpuMem.budget.Load(); b > 0 {
+		return b, nil
+	}
+	return readCPUBudget()
+}
+
+// cpuBudgetFrom computes the budget from TESSERA_CPU_BUDGET's value env,
+// the text of /proc/meminfo, a cgroup memory limit and Go's soft memory
+// limit (0 or math.MaxInt64 when there is none).
+func cpuBudgetFrom(env string, meminfo []byte, cgroup, goLimit int64) (int64, error) {
+	if env = strings.TrimSpace(env); env != "" {
+		n, err := device.ParseBytes(env)
+		if err != nil {
+			return 0, fmt.Errorf("tessera: %s=%q: %w", CPUBudgetEnv, env, err)
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+	b := int64(defaultCPUBudget)
+	if total := memTotal(meminfo); total > 0 {
+		b = total
+	}
+	for _, l := range []int64{cgroup, goLimit} {
+		if l > 0 && l < b {
+			b = l
+		}
+	}
+	return b, nil
+}
+
+// memTotal returns MemTotal of /proc/meminfo in bytes, or 0.
+func memTotal(meminfo []byte) int64 {
+	for line := range strings.SplitSeq(string(meminfo), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil && kb > 0 && kb < math.MaxInt64>>10 {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// cgroupLimit returns the memory limit of this process's cgroup (v2 or
+// v1), or 0 when there is none.
+func cgroupLimit() int64 {
+	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		if b, err := os.ReadFile(f); err == nil {
+			if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// cpuReserve accounts a new buffer of n elements of dt against the CPU
+// budget. When it does not fit, it collects dropped tensors (their
+// runtime cleanups return buffers) and empties the pool's cache once
+// before giving up with an *OOMError.
+func cpuReserve(dt DType, n int) error {
+	budget, err := CPUBudget()
+	if err != nil {
+		return err
+	}
+	if int64(n) > budget/int64(dt.Size()) { // can never fit: no need to collect
+		return cpuOOM(n, dt.Size(), budget)
+	}
+	bytes := int64(n * dt.Size())
+	for retry := false; ; retry = true {
+		if cpuMem.reserved.Add(bytes) <= budget {
+			return nil
+		}
+		cpuMem.reserved.Add(-bytes)
+		if retry {
+			return cpuOOM(n, dt.Size(), budget)
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // let cleanup goroutines run
+		runtime.GC()
+		cpuPool.emptyCache()
+	}
+}
+
+// alloc allocates a buffer of n elements of dt on dev through the
+// dispatch table (newStorage calls it). A GPU request larger than the
+// device's largest buffer (or than 2^63 bytes) is an *OOMError here; the
+// GPU allocator reports its own budget with a *device.OOMError, and the
+// CPU pool the CPU budget, both wrapping ErrOutOfMemory.
+func alloc(dt DType, n int, dev Device) (any, error) {
+	b := backendOf(dev)
+	if g, ok := b.(*gpuBackend); ok {
+		if maxBuf := g.g.Caps().MaxBufferSize; n > math.MaxInt64/16 || (maxBuf > 0 && int64(n) > maxBuf/4) {
+			return nil, &OOMError{Device: dev, Requested: requestText(n, 4), Limit: maxBuf,
+				Reason: fmt.Sprintf("the device's largest buffer holds %s", device.FormatBytes(maxBuf))}
+		}
+	}
+	return b.alloc(dt, n)
+}
+
+// checkHostAlloc panics with an out-of-memory *Error for op when n host
+// elements of elemSize bytes each would not fit beside the CPU tensors
+// within the budget. Ops call it before making a host slice (creation
+// from generated values, reading a tensor out).
+func checkHostAlloc(op string, n, elemSize int, ts ...*Tensor) {
+	budget, err := CPUBudget()
+	if err == nil && int64(n) <= (budget-cpuMem.reserved.Load())/int64(elemSize) {
+		return
+	}
+	if err == nil {
+		err = cpuOOM(n, elemSize, budget)
+	}
+	fail(op, err, "", ts...)
+}
+
+// checkFits panics with an out-of-memory *Error for op when a tensor of
+// n elements of dt cannot be allocated on dev now. Ops that do much work
+// before allocating their result (OneHot builds its classes first) call
+// it on entry.
+func checkFits(op string, dt DType, n int, dev Device, ts ...*Tensor) {
+	if dev.Kind == KindCPU {
+		checkHostAlloc(op, n, dt.Size(), ts...)
+		return
+	}
+	g, err := GPUDevice(dev)
+	if err != nil {
+		return // the allocation will say why
+	}
+	st, maxBuf := g.Stats(), g.Caps().MaxBufferSize
+	limit := st.Budget - st.Allocated
+	if maxBuf > 0 {
+		limit = min(limit, maxBuf)
+	}
+	if int64(n) > limit/4 {
+		fail(op, &OOMError{Device: dev, Requested: requestText(n, 4), Limit: limit, Reason: fmt.Sprintf(
+			"%s of the device's %s budget are in use and its largest buffer holds %s; free tensors sooner, or raise the budget with %s",
+			device.FormatBytes(st.Allocated), device.FormatBytes(st.Budget), device.FormatBytes(maxBuf), device.BudgetEnv)}, "", ts...)
+	}
+}
+
+// An OOMError reports a request for memory that cannot be met: beyond
+// the CPU budget (TESSERA_CPU_BUDGET, or physical memory), or beyond the
+// largest buffer a GPU can make. It wraps ErrOutOfMemory, as the GPU
+// allocator's *device.OOMError does.
+type OOMError struct {
+	Device    Device
+	Requested string // the bytes asked for: "4.00 TiB (4398046511104 bytes)"
+	Limit     int64  // the bytes the request exceeds
+	Reason    string // what the limit is, and how to raise it
+}
+
+func cpuOOM(n, elemSize int, budget int64) *OOMError {
+	return &OOMError{Device: CPU, Requested: requestText(n, elemSize), Limit: budget, Reason: fmt.Sprintf(
+		"%s are held by CPU tensors of a %s budget; free tensors sooner, or raise the budget with %s (e.g. %s=32GiB) if the machine has more memory",
+		device.FormatBytes(cpuMem.reserved.Load()), device.FormatBytes(budget), CPUBudgetEnv, CPUBudgetEnv)}
+}
+
+// requestText renders n elements of elemSize bytes for a message.
+func requestText(n, elemSize int) string {
+	if int64(n) > math.MaxInt64/int64(elemSize) {
+		return fmt.Sprintf("%d elements of %d bytes", n, elemSize)
+	}
+	b := int64(n) * int64(elemSize)
+	return fmt.Sprintf("%s (%d bytes)", device.FormatBytes(b), b)
+}
+
+// Error names the device, the request and the limit.
+func (e *OOMError) Error() string {
+	return fmt.Sprintf("tessera: %v out of memory: tried to allocate %s; %s", e.Device, e.Requested, e.Reason)
+}
+
+// Unwrap returns ErrOutOfMemory.
+func (e *OOMError) Unwrap() error { return ErrOutOfMemory }

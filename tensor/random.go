@@ -52,7 +52,7 @@ func (o options) generator() *Generator {
 
 // random draws a float tensor: uniform in [a, b) or normal(a, b).
 func random(op string, normal bool, shape []int, a, b float64, opts []Option) *Tensor {
-	o := makeOptions(opts)
+	o := makeOptions(op, opts)
 	if !o.dtype.IsFloat() {
 		failf(op, ErrDType, nil, "%s draws floats; got dtype %v", op, o.dtype)
 	}
@@ -68,7 +68,7 @@ func Rand(shape []int, opts ...Option) *Tensor { return random("Rand", false, sh
 // Uniform returns uniform samples in [lo, hi). It panics with
 // ErrArgument unless lo <= hi, both finite.
 func Uniform(shape []int, lo, hi float64, opts ...Option) *Tensor {
-	if !(lo <= hi) || math.IsInf(hi-lo, 0) {
+	if !(lo <= hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || math.IsInf(hi-lo, 0) {
 		failf("Uniform", ErrArgument, nil, "expects a finite range [lo, hi) with lo <= hi, got lo=%g hi=%g", lo, hi)
 	}
 	return random("Uniform", false, shape, lo, hi, opts)
@@ -87,10 +87,16 @@ func Normal(shape []int, mean, std float64, opts ...Option) *Tensor {
 }
 
 // RandLike returns Rand with t's shape, dtype and device.
-func RandLike(t *Tensor, opts ...Option) *Tensor { return Rand(t.shape, like(t, opts)...) }
+func RandLike(t *Tensor, opts ...Option) *Tensor {
+	argsNonNil("RandLike", 1, t)
+	return Rand(t.shape, like(t, opts)...)
+}
 
 // RandnLike returns Randn with t's shape, dtype and device.
-func RandnLike(t *Tensor, opts ...Option) *Tensor { return Randn(t.shape, like(t, opts)...) }
+func RandnLike(t *Tensor, opts ...Option) *Tensor {
+	argsNonNil("RandnLike", 1, t)
+	return Randn(t.shape, like(t, opts)...)
+}
 
 // RandInt returns integers drawn uniformly from [low, high), Int32 by
 // default (PyTorch: int64), as torch.randint. Each integer is
@@ -106,7 +112,7 @@ func RandInt(low, high int, shape []int, opts ...Option) *Tensor {
 	case high-low > 1<<24:
 		failf("RandInt", ErrArgument, nil, "range [%d, %d) holds more than 2^24 integers (a uniform draw has 24 random bits)", low, high)
 	}
-	o := makeOptions(append([]Option{Of(Int32)}, opts...))
+	o := makeOptions("RandInt", append([]Option{Of(Int32)}, opts...))
 	u := random("RandInt", false, shape, 0, 1, []Option{Of(Float32), On(o.device), In(o.ctx), WithGenerator(o.generator())})
 	// floor(u·n) in float32 can round up to n for n near 2^24; clamp.
 	n := float64(high - low)
@@ -116,38 +122,58 @@ func RandInt(low, high int, shape []int, opts ...Option) *Tensor {
 
 // Bernoulli returns 1 with probability p and 0 otherwise, elementwise
 // for a tensor of probabilities p, in p's dtype. It panics with
-// ErrArgument when a probability lies outside [0, 1].
+// ErrArgument when a probability lies outside [0, 1] or is NaN.
 func Bernoulli(p *Tensor, opts ...Option) *Tensor {
+	argsNonNil("Bernoulli", 1, p)
 	p.storage("Bernoulli")
-	if p.Numel() > 0 && p.Lt(ZerosLike(p)).LogicalOr(p.GtScalar(1)).Sum().Item() > 0 {
-		fail("Bernoulli", ErrArgument, "probabilities must lie in [0, 1]", p)
+	if countTrue(p.GeScalar(0).LogicalAnd(p.LeScalar(1)).LogicalNot()) > 0 {
+		fail("Bernoulli", ErrArgument, "probabilities must lie in [0, 1] (NaN does not)", p)
 	}
-	o := makeOptions(like(p, opts))
+	o := makeOptions("Bernoulli", like(p, opts))
 	u := Rand(p.shape, Of(floatType(p.dtype)), On(p.Device()), In(o.ctx), WithGenerator(o.generator()))
 	return u.Lt(p).Cast(p.dtype)
+}
+
+// countTrue returns the number of true elements of the Bool tensor b,
+// reading one number back.
+func countTrue(b *Tensor) int {
+	if b.Numel() == 0 {
+		return 0
+	}
+	return int(b.Sum().Item())
 }
 
 // Multinomial draws n category indices (Int32) per row of probs (1-D or
 // 2-D non-negative weights, not necessarily normalised), as
 // torch.multinomial. Without replacement, n may not exceed the number of
 // categories; as in PyTorch, categories of zero weight are drawn, in
-// index order, only after every category of positive weight.
+// index order, only after every category of positive weight. It panics
+// with ErrArgument for a weight that is negative, NaN or infinite, and
+// for a row whose weights are all zero.
 func Multinomial(probs *Tensor, n int, replacement bool, opts ...Option) *Tensor {
+	argsNonNil("Multinomial", 1, probs)
+	probs.storage("Multinomial")
 	if probs.Dim() < 1 || probs.Dim() > 2 {
 		fail("Multinomial", ErrShape, "probabilities must be 1-D or 2-D", probs)
 	}
 	if n <= 0 {
 		failf("Multinomial", ErrArgument, []*Tensor{probs}, "number of samples must be positive, got %d", n)
 	}
-	o := makeOptions(like(probs, opts))
+	o := makeOptions("Multinomial", like(probs, opts))
 	p := probs.Cast(floatType(probs.dtype)).Detach()
 	squeeze := p.Dim() == 1
 	if squeeze {
 		p = p.Unsqueeze(0)
 	}
 	rows, k := p.shape[0], p.shape[1]
-	if p.Lt(ZerosLike(p)).Sum().Item() > 0 || p.Sum(1).EqScalar(0).Sum().Item() > 0 {
-		fail("Multinomial", ErrArgument, "probabilities must be non-negative with a positive sum per row", probs)
+	if k == 0 {
+		fail("Multinomial", ErrArgument, "cannot draw from zero categories", probs)
+	}
+	if countTrue(p.GeScalar(0).LogicalAnd(p.LtScalar(math.Inf(1))).LogicalNot()) > 0 {
+		fail("Multinomial", ErrArgument, "probability tensor contains either inf, nan or element < 0", probs)
+	}
+	if countTrue(p.Sum(1).LeScalar(0)) > 0 {
+		fail("Multinomial", ErrArgument, "invalid multinomial distribution (sum of probabilities <= 0)", probs)
 	}
 	if !replacement && n > k {
 		failf("Multinomial", ErrArgument, []*Tensor{probs}, "cannot draw %d samples without replacement from %d categories", n, k)

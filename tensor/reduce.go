@@ -30,6 +30,29 @@ func (x *Tensor) reduceDims(op string, dims []int) []int {
 	return out
 }
 
+// emptyDim returns a reduced dim of x (of dims, as reduceDims returns
+// them) that has size 0, and whether there is one: a reduction without
+// an identity (max, min) is undefined over it, while an empty dim that
+// is not reduced just gives an empty result, as in PyTorch.
+func emptyDim(x *Tensor, dims []int) (int, bool) {
+	for _, d := range dims {
+		if x.shape[d] == 0 {
+			return d, true
+		}
+	}
+	return 0, false
+}
+
+// reducedCount returns the number of elements each output of a
+// reduction of x over dims (all when empty) combines.
+func (x *Tensor) reducedCount(op string, dims []int) int {
+	n := 1
+	for _, d := range x.reduceDims(op, dims) {
+		n *= x.shape[d]
+	}
+	return n
+}
+
 // keptShape returns x's shape with size 1 on dims.
 func keptShape(shape, dims []int) []int {
 	out := slices.Clone(shape)
@@ -53,6 +76,7 @@ func squeezeDims(t *Tensor, dims []int) *Tensor {
 // reduce runs OpSum, OpAmax or OpAmin over dims.
 func (x *Tensor) reduce(op Op, dims []int, keepDim bool) *Tensor {
 	name := op.String()
+	x.nonNil(name, 0)
 	x.storage(name)
 	dims = x.reduceDims(name, dims)
 	dt := x.dtype
@@ -60,8 +84,8 @@ func (x *Tensor) reduce(op Op, dims []int, keepDim bool) *Tensor {
 		dt = Int32
 		x = x.Cast(Int32)
 	}
-	if op != OpSum && x.Numel() == 0 {
-		fail(name, ErrShape, "max and min of an empty tensor are undefined", x)
+	if d, ok := emptyDim(x, dims); op != OpSum && ok {
+		failf(name, ErrShape, []*Tensor{x}, "max and min over an empty dimension are undefined (dimension %d has size 0)", d)
 	}
 	out := newTensor(dt, keptShape(x.shape, dims), x.Device())
 	backendOf(x.Device()).reduce(op, out, x)
@@ -85,11 +109,9 @@ func (x *Tensor) Mean(dims ...int) *Tensor { return x.MeanDims(dims, false) }
 
 // MeanDims is Mean with keepdim.
 func (x *Tensor) MeanDims(dims []int, keepDim bool) *Tensor {
+	x.nonNil("Mean", 0)
 	x = x.Cast(floatType(x.dtype))
-	n := 1
-	for _, d := range x.reduceDims("Mean", dims) {
-		n *= x.shape[d]
-	}
+	n := x.reducedCount("Mean", dims)
 	return x.SumDims(dims, keepDim).DivScalar(float64(n))
 }
 
@@ -109,6 +131,7 @@ func (x *Tensor) Amin(dims []int, keepDim bool) *Tensor { return x.reduce(OpAmin
 // argReduce runs MaxDim/MinDim: values and Int32 indices along dim.
 func (x *Tensor) argReduce(op Op, dim int, keepDim, wantValues bool) (*Tensor, *Tensor) {
 	name := op.String()
+	x.nonNil(name, 0)
 	x.storage(name)
 	if x.dtype == Bool {
 		x = x.Cast(Int32)
@@ -153,12 +176,14 @@ func (x *Tensor) MinDim(dim int, keepDim bool) (values, indices *Tensor) {
 
 // ArgMax returns the Int32 index of the maximum of the flattened tensor.
 func (x *Tensor) ArgMax() *Tensor {
+	x.nonNil("ArgMax", 0)
 	_, i := x.Reshape(-1).argReduce(OpArgMax, 0, false, false)
 	return i
 }
 
 // ArgMin returns the Int32 index of the minimum of the flattened tensor.
 func (x *Tensor) ArgMin() *Tensor {
+	x.nonNil("ArgMin", 0)
 	_, i := x.Reshape(-1).argReduce(OpArgMin, 0, false, false)
 	return i
 }
@@ -176,21 +201,22 @@ func (x *Tensor) ArgMinDim(dim int, keepDim bool) *Tensor {
 }
 
 // Var returns the variance over dims (all when dims is empty) with
-// Bessel's correction: Σ(x-mean)²/(N-correction). correction 1 is
+// Bessel's correction: Σ(x-mean)²/max(N-correction, 0). correction 1 is
 // PyTorch's default (sample variance); 0 is NumPy's population variance.
+// As in PyTorch, a correction of N or more gives +Inf (NaN where every
+// deviation is 0), and an empty reduction gives NaN.
 func (x *Tensor) Var(dims []int, correction int, keepDim bool) *Tensor {
+	x.nonNil("Var", 0)
 	x = x.Cast(floatType(x.dtype))
-	n := 1
-	for _, d := range x.reduceDims("Var", dims) {
-		n *= x.shape[d]
-	}
+	n := x.reducedCount("Var", dims)
 	d := x.Sub(x.MeanDims(dims, true))
-	return d.Square().SumDims(dims, keepDim).DivScalar(float64(n - correction))
+	return d.Square().SumDims(dims, keepDim).DivScalar(float64(max(n-correction, 0)))
 }
 
 // Std returns the square root of Var. Where the deviation is 0 its
 // gradient is 0, as in PyTorch (not the infinite slope of √ at 0).
 func (x *Tensor) Std(dims []int, correction int, keepDim bool) *Tensor {
+	x.nonNil("Std", 0)
 	return sqrtZeroGrad(x.Var(dims, correction, keepDim))
 }
 
@@ -205,20 +231,28 @@ func sqrtZeroGrad(v *Tensor) *Tensor {
 // LogSumExp returns log Σ exp(x) over dims, computed stably by
 // subtracting the maximum (rows of -inf give -inf, as in PyTorch).
 func (x *Tensor) LogSumExp(dims []int, keepDim bool) *Tensor {
+	x.nonNil("LogSumExp", 0)
 	x = x.Cast(floatType(x.dtype))
-	m := x.Detach().Amax(dims, true)
-	m = m.MaskedFill(m.Abs().EqScalar(math.Inf(1)), 0)
+	rd := x.reduceDims("LogSumExp", dims)
+	var m *Tensor
+	if x.Numel() == 0 { // no max to subtract: an empty sum's log is -inf
+		m = Zeros(keptShape(x.shape, rd), Of(x.dtype), On(x.Device()))
+	} else {
+		m = x.Detach().Amax(dims, true)
+		m = m.MaskedFill(m.Abs().EqScalar(math.Inf(1)), 0)
+	}
 	out := x.Sub(m).Exp().SumDims(dims, true).Log().Add(m)
 	if keepDim {
 		return out
 	}
-	return squeezeDims(out, x.reduceDims("LogSumExp", dims))
+	return squeezeDims(out, rd)
 }
 
 // Norm returns the p-norm over dims (all when empty): (Σ|x|ᵖ)^(1/p),
 // with p = +Inf the largest |x|, as torch.linalg.vector_norm. The
 // gradient of the 2-norm of a zero vector is 0, as in PyTorch.
 func (x *Tensor) Norm(p float64, dims []int, keepDim bool) *Tensor {
+	x.nonNil("Norm", 0)
 	x = x.Cast(floatType(x.dtype))
 	switch {
 	case p == 2:
@@ -227,7 +261,7 @@ func (x *Tensor) Norm(p float64, dims []int, keepDim bool) *Tensor {
 		return x.Abs().SumDims(dims, keepDim)
 	case math.IsInf(p, 1):
 		return x.Abs().Amax(dims, keepDim)
-	case p <= 0:
+	case !(p > 0):
 		failf("Norm", ErrArgument, []*Tensor{x}, "p must be positive, got %g", p)
 	}
 	return x.Abs().PowScalar(p).SumDims(dims, keepDim).PowScalar(1 / p)
@@ -235,6 +269,7 @@ func (x *Tensor) Norm(p float64, dims []int, keepDim bool) *Tensor {
 
 // CumSum returns the inclusive cumulative sum along dim.
 func (x *Tensor) CumSum(dim int) *Tensor {
+	x.nonNil("CumSum", 0)
 	x.storage("CumSum")
 	if x.dtype == Bool {
 		x = x.Cast(Int32)
@@ -250,6 +285,7 @@ func (x *Tensor) CumSum(dim int) *Tensor {
 
 // softmax runs OpSoftmax or OpLogSoftmax along dim.
 func (x *Tensor) softmax(op Op, dim int) *Tensor {
+	x.nonNil(op.String(), 0)
 	x.storage(op.String())
 	x = x.Cast(floatType(x.dtype))
 	d := x.normDim(op.String(), dim)
@@ -260,6 +296,7 @@ func (x *Tensor) softmax(op Op, dim int) *Tensor {
 
 // Softmax returns exp(x)/Σexp(x) along dim, computed stably.
 func (x *Tensor) Softmax(dim int) *Tensor {
+	x.nonNil("Softmax", 0)
 	if x.Dim() == 0 {
 		return x.Reshape(1).softmax(OpSoftmax, 0).Reshape()
 	}
@@ -268,6 +305,7 @@ func (x *Tensor) Softmax(dim int) *Tensor {
 
 // LogSoftmax returns x - LogSumExp(x) along dim, computed stably.
 func (x *Tensor) LogSoftmax(dim int) *Tensor {
+	x.nonNil("LogSoftmax", 0)
 	if x.Dim() == 0 {
 		return x.Reshape(1).softmax(OpLogSoftmax, 0).Reshape()
 	}

@@ -22,7 +22,7 @@ type storage struct {
 // newStorage allocates n elements on dev through the dispatch table. The
 // contents are undefined; callers overwrite every element.
 func newStorage(dt DType, n int, dev Device) *storage {
-	buf, err := backendOf(dev).alloc(dt, n)
+	buf, err := alloc(dt, n, dev) // pool_cpu.go: checks the size first
 	if err != nil {
 		panic(&Error{Op: "alloc", Err: err, Devices: []Device{dev}})
 	}

@@ -130,17 +130,25 @@ func numel(shape []int) int {
 	return n
 }
 
+// contiguousStrides returns the row-major strides of shape; as in
+// PyTorch, a size-0 dimension counts as 1, so that an empty tensor has
+// no stride 0 (which in-place ops read as an expanded view).
 func contiguousStrides(shape []int) []int {
 	strides := make([]int, len(shape))
 	s := 1
 	for i := len(shape) - 1; i >= 0; i-- {
 		strides[i] = s
-		s *= shape[i]
+		s *= max(shape[i], 1)
 	}
 	return strides
 }
 
+// isContiguous reports whether a layout is row-major without gaps; an
+// empty one always is, as in PyTorch.
 func isContiguous(shape, strides []int) bool {
+	if slices.Contains(shape, 0) {
+		return true
+	}
 	s := 1
 	for i := len(shape) - 1; i >= 0; i-- {
 		if shape[i] != 1 && strides[i] != s {

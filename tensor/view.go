@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -10,6 +11,7 @@ import (
 // with ErrShape when t's strides cannot express the new shape without a
 // copy (use Reshape, which copies then).
 func (t *Tensor) View(shape ...int) *Tensor {
+	t.nonNil("View", 0)
 	shape = t.inferShape("View", shape)
 	strides, ok := viewStrides(t.shape, t.strides, shape)
 	if !ok {
@@ -22,6 +24,7 @@ func (t *Tensor) View(shape ...int) *Tensor {
 // Reshape returns t with the given shape: a view when the strides allow
 // it, else a contiguous copy. One dimension may be -1.
 func (t *Tensor) Reshape(shape ...int) *Tensor {
+	t.nonNil("Reshape", 0)
 	shape = t.inferShape("Reshape", shape)
 	if strides, ok := viewStrides(t.shape, t.strides, shape); ok {
 		return t.viewAs(shape, strides)
@@ -39,28 +42,73 @@ func (t *Tensor) viewAs(shape, strides []int) *Tensor {
 // inferShape resolves a -1 in shape and checks the element count.
 func (t *Tensor) inferShape(op string, shape []int) []int {
 	shape = slices.Clone(shape)
-	infer, known := -1, 1
+	infer := -1
 	for i, d := range shape {
 		switch {
 		case d == -1 && infer < 0:
 			infer = i
 		case d < 0:
 			failf(op, ErrShape, []*Tensor{t}, "invalid shape %v", shape)
-		default:
-			known *= d
 		}
 	}
 	n := t.Numel()
 	if infer >= 0 {
+		shape[infer] = 1
+		known := shapeNumel(op, shape, t)
 		if known == 0 || n%known != 0 {
+			shape[infer] = -1
 			failf(op, ErrShape, []*Tensor{t}, "shape %v is invalid for input of size %d", shape, n)
 		}
 		shape[infer] = n / known
 	}
-	if numel(shape) != n {
+	if shapeNumel(op, shape, t) != n {
 		failf(op, ErrShape, []*Tensor{t}, "shape %v is invalid for input of size %d", shape, n)
 	}
 	return shape
+}
+
+// shapeNumel returns the number of elements of shape, panicking with
+// ErrShape for a negative size or a count that overflows an int (as
+// PyTorch's "Storage size calculation overflowed": a zero size met
+// before the overflow makes the count 0). Every op that makes a shape
+// calls it, so it costs a multiply and a compare per dimension and
+// allocates nothing.
+func shapeNumel(op string, shape []int, ts ...*Tensor) int {
+	n := 1
+	for _, d := range shape {
+		switch {
+		case d < 0:
+			badShape(op, shape, "negative dimension", ts)
+		case d != 0 && n > math.MaxInt/d:
+			badShape(op, shape, "element count overflows an int", ts)
+		}
+		n *= d
+	}
+	return n
+}
+
+// badShape is shapeNumel's failure, out of line so that the check stays
+// small.
+func badShape(op string, shape []int, why string, ts []*Tensor) {
+	failf(op, ErrShape, ts, "shape %v: %s", slices.Clone(shape), why)
+}
+
+// addSizes returns a + b for two sizes, panicking with ErrShape when the
+// sum overflows an int.
+func addSizes(op string, a, b int, ts ...*Tensor) int {
+	if a > math.MaxInt-b {
+		failf(op, ErrShape, ts, "size %d + %d overflows an int", a, b)
+	}
+	return a + b
+}
+
+// sliceLen returns the length of [start:end:step] for clamped start
+// and end and a positive step, without overflowing for any step.
+func sliceLen(start, end, step int) int {
+	if end <= start {
+		return 0
+	}
+	return (end-start-1)/step + 1
 }
 
 // viewStrides returns strides that let a tensor of oldShape/oldStrides be
@@ -99,6 +147,7 @@ func viewStrides(oldShape, oldStrides, newShape []int) ([]int, bool) {
 // Flatten merges dimensions start..end (inclusive, negative from the
 // end) into one, as torch.flatten.
 func (t *Tensor) Flatten(start, end int) *Tensor {
+	t.nonNil("Flatten", 0)
 	if t.Dim() == 0 {
 		return t.Reshape(1)
 	}
@@ -115,6 +164,7 @@ func (t *Tensor) Flatten(start, end int) *Tensor {
 // Squeeze removes the given dimensions if they have size 1, or every
 // size-1 dimension when none is given.
 func (t *Tensor) Squeeze(dims ...int) *Tensor {
+	t.nonNil("Squeeze", 0)
 	drop := make([]bool, t.Dim())
 	if len(dims) == 0 {
 		for i, d := range t.shape {
@@ -137,6 +187,7 @@ func (t *Tensor) Squeeze(dims ...int) *Tensor {
 
 // Unsqueeze inserts a dimension of size 1 at d (in -(Dim+1)..Dim).
 func (t *Tensor) Unsqueeze(d int) *Tensor {
+	t.nonNil("Unsqueeze", 0)
 	d = normDimN("Unsqueeze", d, t.Dim()+1, t)
 	shape := slices.Insert(slices.Clone(t.shape), d, 1)
 	return t.Reshape(shape...)
@@ -145,6 +196,7 @@ func (t *Tensor) Unsqueeze(d int) *Tensor {
 // Permute returns a view with dimensions reordered: dimension i of the
 // result is dimension dims[i] of t.
 func (t *Tensor) Permute(dims ...int) *Tensor {
+	t.nonNil("Permute", 0)
 	if len(dims) != t.Dim() {
 		failf("Permute", ErrArgument, []*Tensor{t}, "permutation %v has %d dims, tensor has %d", dims, len(dims), t.Dim())
 	}
@@ -167,6 +219,7 @@ func (t *Tensor) Permute(dims ...int) *Tensor {
 
 // Transpose swaps dimensions a and b (a view).
 func (t *Tensor) Transpose(a, b int) *Tensor {
+	t.nonNil("Transpose", 0)
 	if t.Dim() == 0 {
 		return t.Permute()
 	}
@@ -181,6 +234,7 @@ func (t *Tensor) Transpose(a, b int) *Tensor {
 
 // T returns the transpose of a tensor with at most 2 dimensions.
 func (t *Tensor) T() *Tensor {
+	t.nonNil("T", 0)
 	if t.Dim() > 2 {
 		fail("T", ErrShape, "T needs a tensor with at most 2 dims; use Transpose or Permute", t)
 	}
@@ -194,10 +248,8 @@ func (t *Tensor) T() *Tensor {
 // Python's rules: negative start/end count from the end and both are
 // clamped to the size. step must be positive.
 func (t *Tensor) Slice(dim, start, end, step int) *Tensor {
-	if t.Dim() == 0 {
-		fail("Slice", ErrShape, "cannot slice a 0-d tensor", t)
-	}
-	dim = t.normDim("Slice", dim)
+	t.nonNil("Slice", 0)
+	dim = t.sizedDim("Slice", dim)
 	if step <= 0 {
 		failf("Slice", ErrArgument, []*Tensor{t}, "slice step must be positive, got %d", step)
 	}
@@ -207,11 +259,23 @@ func (t *Tensor) Slice(dim, start, end, step int) *Tensor {
 		end = start
 	}
 	shape, strides := slices.Clone(t.shape), slices.Clone(t.strides)
-	shape[dim] = (end - start + step - 1) / step
-	strides[dim] *= step
+	shape[dim] = sliceLen(start, end, step)
+	if shape[dim] > 1 { // a step past the end would overflow the stride
+		strides[dim] *= step
+	}
 	t.storage("Slice")
 	out := viewOf(t, shape, strides, t.offset+start*t.strides[dim])
 	return record(out, OpSlice, Attrs{Dim: dim, Start: start, End: end, Step: step, Shape: slices.Clone(t.shape)}, t)
+}
+
+// sizedDim normalises dim d for an op that indexes into a dimension,
+// panicking with ErrIndex for a 0-d tensor, which has none (PyTorch:
+// "select() cannot be applied to a 0-dim tensor").
+func (t *Tensor) sizedDim(op string, d int) int {
+	if t.Dim() == 0 {
+		failf(op, ErrIndex, []*Tensor{t}, "dimension %d: a 0-d tensor has no dimension to index", d)
+	}
+	return t.normDim(op, d)
 }
 
 func clampIndex(i, n int) int {
@@ -223,11 +287,12 @@ func clampIndex(i, n int) int {
 
 // Narrow returns the view of length elements from start along dim.
 func (t *Tensor) Narrow(dim, start, length int) *Tensor {
-	d := t.normDim("Narrow", dim)
+	t.nonNil("Narrow", 0)
+	d := t.sizedDim("Narrow", dim)
 	if start < 0 {
 		start += t.shape[d]
 	}
-	if start < 0 || length < 0 || start+length > t.shape[d] {
+	if start < 0 || length < 0 || start > t.shape[d] || length > t.shape[d]-start {
 		failf("Narrow", ErrIndex, []*Tensor{t}, "start %d + length %d exceeds dimension %d of size %d", start, length, d, t.shape[d])
 	}
 	return t.Slice(d, start, start+length, 1)
@@ -235,7 +300,8 @@ func (t *Tensor) Narrow(dim, start, length int) *Tensor {
 
 // Select returns the view at index i along dim, with dim removed.
 func (t *Tensor) Select(dim, i int) *Tensor {
-	d := t.normDim("Select", dim)
+	t.nonNil("Select", 0)
+	d := t.sizedDim("Select", dim)
 	n := t.shape[d]
 	if i < -n || i >= n {
 		failf("Select", ErrIndex, []*Tensor{t}, "index %d is out of bounds for dimension %d with size %d", i, d, n)
@@ -249,6 +315,8 @@ func (t *Tensor) Select(dim, i int) *Tensor {
 // Expand returns a view broadcasting size-1 dimensions to shape (stride
 // 0), as torch.expand: -1 keeps a size, and new leading dims may be added.
 func (t *Tensor) Expand(shape ...int) *Tensor {
+	t.nonNil("Expand", 0)
+	t.storage("Expand")
 	if len(shape) < t.Dim() {
 		failf("Expand", ErrShape, []*Tensor{t}, "cannot expand to %v: fewer dims than the tensor", shape)
 	}
@@ -258,7 +326,7 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 	for i := range shape {
 		if i < lead {
 			if shape[i] < 0 {
-				failf("Expand", ErrShape, []*Tensor{t}, "-1 is not allowed in a new leading dim of %v", shape)
+				failf("Expand", ErrShape, []*Tensor{t}, "the expanded size %d is not allowed in a new leading dim of %v", shape[i], shape)
 			}
 			continue // stride 0
 		}
@@ -266,16 +334,18 @@ func (t *Tensor) Expand(shape ...int) *Tensor {
 		switch {
 		case shape[i] == -1 || shape[i] == d:
 			shape[i], strides[i] = d, s
+		case shape[i] < 0:
+			failf("Expand", ErrShape, []*Tensor{t}, "the expanded size %d at dim %d is negative", shape[i], i)
 		case d == 1:
 			strides[i] = 0
 		default:
 			failf("Expand", ErrShape, []*Tensor{t}, "the expanded size %d must match the existing size %d at dim %d", shape[i], d, i)
 		}
 	}
+	shapeNumel("Expand", shape, t)
 	if slices.Equal(shape, t.shape) {
 		return t
 	}
-	t.storage("Expand")
 	out := viewOf(t, shape, strides, t.offset)
 	return record(out, OpExpand, Attrs{Shape: slices.Clone(t.shape)}, t)
 }
@@ -285,6 +355,7 @@ func (t *Tensor) BroadcastTo(shape ...int) *Tensor { return t.Expand(shape...) }
 
 // Contiguous returns t if it is contiguous, else a contiguous copy.
 func (t *Tensor) Contiguous() *Tensor {
+	t.nonNil("Contiguous", 0)
 	if t.IsContiguous() {
 		return t
 	}
@@ -293,6 +364,7 @@ func (t *Tensor) Contiguous() *Tensor {
 
 // Clone returns a contiguous copy of t; gradients flow back to t.
 func (t *Tensor) Clone() *Tensor {
+	t.nonNil("Clone", 0)
 	t.storage("Clone")
 	out := newTensor(t.dtype, t.shape, t.Device())
 	backendOf(t.Device()).copy(out, t)
@@ -302,7 +374,8 @@ func (t *Tensor) Clone() *Tensor {
 // Split splits t along dim into pieces of size (the last may be
 // smaller), as torch.split with an int.
 func (t *Tensor) Split(size, dim int) []*Tensor {
-	d := t.normDim("Split", dim)
+	t.nonNil("Split", 0)
+	d := t.sizedDim("Split", dim)
 	if size <= 0 {
 		failf("Split", ErrArgument, []*Tensor{t}, "split size must be positive, got %d", size)
 	}
@@ -319,10 +392,14 @@ func (t *Tensor) Split(size, dim int) []*Tensor {
 // SplitSizes splits t along dim into pieces of the given sizes, which
 // must add up to the dimension's size.
 func (t *Tensor) SplitSizes(sizes []int, dim int) []*Tensor {
-	d := t.normDim("SplitSizes", dim)
+	t.nonNil("SplitSizes", 0)
+	d := t.sizedDim("SplitSizes", dim)
 	total := 0
 	for _, s := range sizes {
-		total += s
+		if s < 0 {
+			failf("SplitSizes", ErrArgument, []*Tensor{t}, "split sizes must be non-negative, got %v", sizes)
+		}
+		total = addSizes("SplitSizes", total, s, t)
 	}
 	if total != t.shape[d] {
 		failf("SplitSizes", ErrShape, []*Tensor{t}, "sizes %v add up to %d, dimension %d has %d", sizes, total, d, t.shape[d])
@@ -339,11 +416,12 @@ func (t *Tensor) SplitSizes(sizes []int, dim int) []*Tensor {
 // Chunk splits t into n pieces along dim, as torch.chunk: pieces of
 // ceil(size/n), so fewer than n may come back.
 func (t *Tensor) Chunk(n, dim int) []*Tensor {
-	d := t.normDim("Chunk", dim)
+	t.nonNil("Chunk", 0)
+	d := t.sizedDim("Chunk", dim)
 	if n <= 0 {
 		failf("Chunk", ErrArgument, []*Tensor{t}, "chunk count must be positive, got %d", n)
 	}
-	return t.Split(max((t.shape[d]+n-1)/n, 1), d)
+	return t.Split(max(sliceLen(0, t.shape[d], n), 1), d)
 }
 
 // broadcastShapes returns the broadcast of shapes, NumPy/PyTorch style.
@@ -369,6 +447,7 @@ func broadcastShapes(op string, ts []*Tensor) []int {
 			}
 		}
 	}
+	shapeNumel(op, out, ts...)
 	return out
 }
 

@@ -67,12 +67,14 @@ type strided struct {
 	offset         int
 }
 
+// contiguousStrides returns PyTorch's row-major strides: a size-0
+// dimension counts as 1.
 func contiguousStrides(shape []int) []int {
 	st := make([]int, len(shape))
 	s := 1
 	for i := len(shape) - 1; i >= 0; i-- {
 		st[i] = s
-		s *= shape[i]
+		s *= max(shape[i], 1)
 	}
 	return st
 }

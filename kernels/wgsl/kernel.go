@@ -31,13 +31,15 @@ type Layout struct {
 	Offset  int
 }
 
-// Contiguous returns the row-major layout of shape at offset 0.
+// Contiguous returns the row-major layout of shape at offset 0; a
+// size-0 dimension counts as 1, as in PyTorch (no stride 0 in an empty
+// layout).
 func Contiguous(shape ...int) Layout {
 	st := make([]int, len(shape))
 	s := 1
 	for i := len(shape) - 1; i >= 0; i-- {
 		st[i] = s
-		s *= shape[i]
+		s *= max(shape[i], 1)
 	}
 	return Layout{Shape: shape, Strides: st}
 }

@@ -79,8 +79,11 @@ type philoxData struct {
 }
 
 // isContiguous reports whether l is row-major without gaps (extent-1
-// dimensions may have any stride).
+// dimensions may have any stride; an empty layout is contiguous).
 func isContiguous(l Layout) bool {
+	if numel(l.Shape) == 0 {
+		return true
+	}
 	s := 1
 	for i := len(l.Shape) - 1; i >= 0; i-- {
 		if l.Shape[i] != 1 && l.Strides[i] != s {
