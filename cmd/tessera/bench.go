@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -74,7 +75,11 @@ func parseBench(args []string, stdout io.Writer) (bench.Config, string, error) {
 		for d := range strings.SplitSeq(f.devices, ",") {
 			dev, err := tensor.ParseDevice(d)
 			if err != nil {
-				return cfg, "", usagef("-devices: %v", strings.TrimPrefix(err.Error(), "tensor: "))
+				msg := err.Error()
+				if te, ok := errors.AsType[*tensor.Error](err); ok {
+					msg = te.Detail
+				}
+				return cfg, "", usagef("-devices: %s", msg)
 			}
 			cfg.Devices = append(cfg.Devices, dev)
 		}
