@@ -285,15 +285,12 @@ func (d ewData) load(k int, v string) string {
 	return v
 }
 
-// off is operand k's offset (0 the output, k+1 input k).
-func off(k int) string { return fmt.Sprintf("params.offs[0].%c", "xyzw"[k]) }
-
 // Walk (strided) computes each operand's offset o0 (out), o1... from i.
 func (d ewData) Walk() string {
 	w := walk{Flat: "i", Shape: "shape", Rank: d.Rank}
 	for k := range d.NIn + 1 {
 		w.Vars = append(w.Vars, fmt.Sprintf("o%d", k))
-		w.Inits = append(w.Inits, off(k))
+		w.Inits = append(w.Inits, ax("offs", k))
 		w.Strides = append(w.Strides, fmt.Sprintf("st%d", k))
 	}
 	return w.Code()
@@ -307,9 +304,9 @@ func (d ewData) Args() string {
 		case d.Mode == "strided":
 			args[k] = d.load(k, fmt.Sprintf("%s[o%d]", d.src(k), k+1))
 		case d.ScalarIn[k]:
-			args[k] = d.load(k, fmt.Sprintf("%s[%s]", d.src(k), off(k+1)))
+			args[k] = d.load(k, fmt.Sprintf("%s[%s]", d.src(k), ax("offs", k+1)))
 		default:
-			args[k] = d.load(k, fmt.Sprintf("%s[%s + i]", d.src(k), off(k+1)))
+			args[k] = d.load(k, fmt.Sprintf("%s[%s + i]", d.src(k), ax("offs", k+1)))
 		}
 	}
 	return strings.Join(args, ", ")
@@ -320,9 +317,9 @@ func (d ewData) VecLoads() []string {
 	loads := make([]string, d.NIn)
 	for k := range loads {
 		if d.ScalarIn[k] {
-			loads[k] = fmt.Sprintf("let v%d = %s;", k, d.load(k, fmt.Sprintf("%s[%s]", d.src(k), off(k+1))))
+			loads[k] = fmt.Sprintf("let v%d = %s;", k, d.load(k, fmt.Sprintf("%s[%s]", d.src(k), ax("offs", k+1))))
 		} else {
-			loads[k] = fmt.Sprintf("let v%d = %s[%s + i];", k, d.src(k), off(k+1))
+			loads[k] = fmt.Sprintf("let v%d = %s[%s + i];", k, d.src(k), ax("offs", k+1))
 		}
 	}
 	return loads

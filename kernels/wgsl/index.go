@@ -182,7 +182,7 @@ func (d indexData) Walk() string {
 	}
 	for k, v := range d.vars() {
 		w.Vars = append(w.Vars, v)
-		w.Inits = append(w.Inits, fmt.Sprintf("params.offs[0].%c", "xyzw"[k]))
+		w.Inits = append(w.Inits, ax("offs", k))
 		w.Strides = append(w.Strides, "k"+v)
 	}
 	return w.Code()
