@@ -182,22 +182,11 @@ func storageType(t string) (string, error) {
 //go:embed *.wgsl
 var files embed.FS
 
+// templates holds every .wgsl template. They only substitute: what they
+// print is computed in Go, by the generators into the data or by methods
+// of the data (see srcKey); dict only bundles values for a sub-template.
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"ax":   ax,
-	"add":  func(a, b int) int { return a + b },
-	"sub":  func(a, b int) int { return a - b },
-	"mul":  func(a, b int) int { return a * b },
-	"div":  func(a, b int) int { return a / b },
-	"mod":  func(a, b int) int { return a % b },
-	"lane": func(i int) string { return string("xyzw"[i%4]) },
 	"dict": dict,
-	"seq": func(n int) []int {
-		s := make([]int, n)
-		for i := range s {
-			s[i] = i
-		}
-		return s
-	},
 }).ParseFS(files, "*.wgsl"))
 
 // sources caches rendered sources: srcKey -> string. The key is the

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"text/template/parse"
 )
 
 // renderSweep generates kernels from every template, in the variants
@@ -151,6 +152,60 @@ func TestNotPlain(t *testing.T) {
 	} {
 		if why := notPlain(reflect.TypeOf(c.v)); (why == "") != c.plain {
 			t.Errorf("%T: %q", c.v, why)
+		}
+	}
+}
+
+// TestTemplatesOnlySubstitute checks that the templates compute nothing:
+// they call no function but dict (bundling a sub-template's values) and
+// the comparisons and logic their conditions need, so every expression,
+// address and size they print comes from Go, where the data decide it.
+func TestTemplatesOnlySubstitute(t *testing.T) {
+	allowed := map[string]bool{"dict": true, "eq": true, "ne": true, "not": true, "and": true, "or": true}
+	var walk func(name string, n parse.Node)
+	walk = func(name string, n parse.Node) {
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n != nil {
+				for _, c := range n.Nodes {
+					walk(name, c)
+				}
+			}
+		case *parse.ActionNode:
+			walk(name, n.Pipe)
+		case *parse.IfNode:
+			walk(name, n.Pipe)
+			walk(name, n.List)
+			walk(name, n.ElseList)
+		case *parse.RangeNode:
+			walk(name, n.Pipe)
+			walk(name, n.List)
+			walk(name, n.ElseList)
+		case *parse.WithNode:
+			walk(name, n.Pipe)
+			walk(name, n.List)
+			walk(name, n.ElseList)
+		case *parse.TemplateNode:
+			walk(name, n.Pipe)
+		case *parse.PipeNode:
+			if n != nil {
+				for _, c := range n.Cmds {
+					walk(name, c)
+				}
+			}
+		case *parse.CommandNode:
+			for _, a := range n.Args {
+				walk(name, a)
+			}
+		case *parse.IdentifierNode:
+			if !allowed[n.Ident] {
+				t.Errorf("template %s calls %s", name, n.Ident)
+			}
+		}
+	}
+	for _, tm := range templates.Templates() {
+		if tm.Tree != nil {
+			walk(tm.Name(), tm.Tree.Root)
 		}
 	}
 }
