@@ -174,14 +174,12 @@ func TestTemplatesOnlySubstitute(t *testing.T) {
 		case *parse.ActionNode:
 			walk(name, n.Pipe)
 		case *parse.IfNode:
-			walk(name, n.Pipe)
-			walk(name, n.List)
-			walk(name, n.ElseList)
+			walk(name, &n.BranchNode)
 		case *parse.RangeNode:
-			walk(name, n.Pipe)
-			walk(name, n.List)
-			walk(name, n.ElseList)
+			walk(name, &n.BranchNode)
 		case *parse.WithNode:
+			walk(name, &n.BranchNode)
+		case *parse.BranchNode:
 			walk(name, n.Pipe)
 			walk(name, n.List)
 			walk(name, n.ElseList)
