@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/devtest/gpuleaf"
 )
 
 // adaptersChildEnv marks the re-executed test binary that enumerates the
@@ -71,7 +73,7 @@ func TestAdaptersQuietWithoutRuntimeDir(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("after enumeration the child reports %q, want XDG_RUNTIME_DIR as it was (%s)", out, want)
 			}
-			if os.Getenv("TESSERA_REQUIRE_GPU") == "1" && (strings.Contains(out, "adapters=0 ") || !strings.Contains(out, "err=<nil>")) {
+			if gpuleaf.Required() && (strings.Contains(out, "adapters=0 ") || !strings.Contains(out, "err=<nil>")) {
 				t.Errorf("TESSERA_REQUIRE_GPU=1 but the child enumerated no adapter: %s", out)
 			}
 		})

@@ -4,13 +4,15 @@ package device
 
 import (
 	"encoding/binary"
-	"errors"
-	"os"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/devtest/gpuleaf"
 )
 
-// openTestGPU opens a GPU on any adapter, CPU adapters (lavapipe) included.
-// Without an adapter the test is skipped, unless TESSERA_REQUIRE_GPU=1.
+// openTestGPU opens a GPU of its own for the test, on any adapter, CPU
+// adapters (lavapipe) included, with the options mods set, and closes it
+// when the test ends. Without an adapter the test skips, or fails under
+// TESSERA_REQUIRE_GPU=1 (gpuleaf.Check).
 func openTestGPU(t testing.TB, mods ...func(*Options)) *GPU {
 	t.Helper()
 	o := Options{Index: -1, AllowCPU: true}
@@ -18,12 +20,7 @@ func openTestGPU(t testing.TB, mods ...func(*Options)) *GPU {
 		m(&o)
 	}
 	g, err := Open(o)
-	if err != nil {
-		if errors.Is(err, ErrNoAdapter) && os.Getenv("TESSERA_REQUIRE_GPU") != "1" {
-			t.Skipf("no GPU adapter: %v", err)
-		}
-		t.Fatalf("Open: %v", err)
-	}
+	gpuleaf.Check(t, err, ErrNoAdapter)
 	t.Cleanup(func() {
 		if err := g.Close(); err != nil {
 			t.Errorf("Close: %v", err)

@@ -1,14 +1,16 @@
 // Package devtest gives tests the devices to run on: the CPU always, and
 // the first GPU adapter that opens (lavapipe included) whenever one does.
 // With TESSERA_REQUIRE_GPU=1, as in CI, a missing GPU fails the test
-// instead of being skipped, so a broken runner cannot pass silently.
+// instead of being skipped, so a broken runner cannot pass silently. The
+// rule lives in gpuleaf, which the leaves' own tests use.
 package devtest
 
 import (
-	"os"
 	"sync"
 	"testing"
 
+	"github.com/tessera-ml/tessera/device"
+	"github.com/tessera-ml/tessera/internal/devtest/gpuleaf"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -24,7 +26,7 @@ func Devices(tb testing.TB) []tensor.Device {
 
 // GPU returns a GPU device for tests, of any adapter type. Without one it
 // logs why and returns false, or fails the test when
-// TESSERA_REQUIRE_GPU=1.
+// TESSERA_REQUIRE_GPU=1. Tests that need the GPU use MustGPU.
 func GPU(tb testing.TB) (tensor.Device, bool) {
 	tb.Helper()
 	d, err := probe()
@@ -38,5 +40,16 @@ func GPU(tb testing.TB) (tensor.Device, bool) {
 	return d, true
 }
 
+// MustGPU returns a GPU device for a test that needs one, of any adapter
+// type. Without an adapter (or in a build without cgo) the test skips,
+// or fails when TESSERA_REQUIRE_GPU=1; any other error opening the GPU
+// fails it (gpuleaf.Check).
+func MustGPU(tb testing.TB) tensor.Device {
+	tb.Helper()
+	d, err := probe()
+	gpuleaf.Check(tb, err, device.ErrNoAdapter, device.ErrNotCompiled)
+	return d
+}
+
 // Required reports whether TESSERA_REQUIRE_GPU=1.
-func Required() bool { return os.Getenv("TESSERA_REQUIRE_GPU") == "1" }
+func Required() bool { return gpuleaf.Required() }

@@ -108,42 +108,32 @@ type argDst struct {
 // segments, reading pairs (pairsIn) or elements, and writing to dst, or
 // when dst is nil each segment's pair to the scratch buffer.
 func argKernel(op, typ string, in argLines, serial bool, segs int, pairsIn bool, dst *argDst, lim Limits) (Kernel, error) {
-	kr := len(in.shape)
-	p := NewParams(ParamField{"nout", "u32", 0}, ParamField{"len", "u32", 0}, ParamField{"xstride", "u32", 0},
-		ParamField{"nseg", "u32", 0}, ParamField{"seglen", "u32", 0},
-		ParamField{"offs", "array", 1}, ParamField{"ksh", "array", vec4s(kr)},
-		ParamField{"kx", "array", vec4s(kr)}, ParamField{"ki", "array", vec4s(kr)}, ParamField{"kv", "array", vec4s(kr)})
 	seglen := ceilDiv(in.length, segs)
 	segs = ceilDiv(in.length, seglen)
+	d := argData{T: typ, Op: op, Mode: "group", WG: rowWG(serial, seglen, lim), Vals: dst != nil && dst.vals,
+		PairsIn: pairsIn, PairsOut: dst == nil, KR: len(in.shape)}
+	if serial {
+		d.Mode = "serial"
+	}
+	kr := d.KR
+	p := NewParams(d.fields()...)
 	p.SetU32("nout", uint32(in.n)).SetU32("len", uint32(in.length)).SetU32("xstride", uint32(in.xstride))
 	p.SetU32("nseg", uint32(segs)).SetU32("seglen", uint32(seglen))
 	p.SetArray("ksh", u32s(in.shape, 4*vec4s(kr), 1)).SetArray("kx", u32s(in.kx, 4*vec4s(kr), 0))
-	w := walk{Flat: "o", Shape: "ksh", Rank: kr, Vars: []string{"xb"}, Inits: []string{"params.offs[0].x"}, Strides: []string{"kx"}}
 	offs := []int{in.xoff, 0, 0}
-	vals := dst != nil && dst.vals
 	if dst != nil {
 		offs[1], offs[2] = dst.idxOff, dst.valsOff
 		p.SetArray("ki", u32s(dst.ki, 4*vec4s(kr), 0))
-		w.Vars, w.Inits, w.Strides = append(w.Vars, "ib"), append(w.Inits, "params.offs[0].y"), append(w.Strides, "ki")
-		if vals {
+		if d.Vals {
 			p.SetArray("kv", u32s(dst.kv, 4*vec4s(kr), 0))
-			w.Vars, w.Inits, w.Strides = append(w.Vars, "vb"), append(w.Inits, "params.offs[0].z"), append(w.Strides, "kv")
 		}
 	}
 	p.SetArray("offs", u32s(offs, 4, 0))
-	mode, wg := "group", rowWG(serial, seglen, lim)
-	if serial {
-		mode = "serial"
-	}
-	d := argData{Struct: p.Struct(), T: typ, Op: op, Mode: mode, WG: wg, Vals: vals, KeptWalk: w.Code(), PairsIn: pairsIn, PairsOut: dst == nil}
-	if typ == F32 {
-		d.Prelude = mustPrelude("isnan_")
-	}
-	groups, err := rowGrid(serial, in.n*segs, wg, lim)
+	groups, err := rowGrid(serial, in.n*segs, d.WG, lim)
 	if err != nil {
 		return Kernel{}, err
 	}
-	src, err := render("argreduce", fmt.Sprintf("%s|%s|%s|%d|%v|%d|%v|%v", op, typ, mode, wg, vals, kr, d.PairsIn, d.PairsOut), d)
+	src, err := render("argreduce", d)
 	if err != nil {
 		return Kernel{}, err
 	}
@@ -155,7 +145,7 @@ func argKernel(op, typ string, in argLines, serial bool, segs int, pairsIn bool,
 	switch {
 	case dst == nil:
 		k.Bindings = []Binding{{Name: "scratch"}, input}
-	case vals:
+	case d.Vals:
 		k.Bindings = []Binding{{Name: "idx"}, {Name: "vals"}, input}
 	default:
 		k.Bindings = []Binding{{Name: "idx"}, input}
@@ -163,9 +153,46 @@ func argKernel(op, typ string, in argLines, serial bool, segs int, pairsIn bool,
 	return k, nil
 }
 
+// argData is the argreduce template's data and render-cache key (see
+// srcKey): op, type, strategy ("serial" or "group"), workgroup size,
+// whether it writes values, reads or writes (value, index) pairs, and the
+// rank of the lines' positions.
 type argData struct {
-	Struct, T, Op, Mode     string
+	T, Op, Mode             string
 	WG                      int
 	Vals, PairsIn, PairsOut bool
-	Prelude, KeptWalk       string
+	KR                      int
+}
+
+// fields are the params: counts, offs (x, idx, vals), the positions'
+// extents and the strides over them of x, idx and vals.
+func (d argData) fields() []ParamField {
+	return []ParamField{{"nout", "u32", 0}, {"len", "u32", 0}, {"xstride", "u32", 0},
+		{"nseg", "u32", 0}, {"seglen", "u32", 0},
+		{"offs", "array", 1}, {"ksh", "array", vec4s(d.KR)},
+		{"kx", "array", vec4s(d.KR)}, {"ki", "array", vec4s(d.KR)}, {"kv", "array", vec4s(d.KR)}}
+}
+
+// Struct is the params' WGSL declaration.
+func (d argData) Struct() string { return NewParams(d.fields()...).Struct() }
+
+// Prelude is isnan_ for f32.
+func (d argData) Prelude() string {
+	if d.T == F32 {
+		return mustPrelude("isnan_")
+	}
+	return ""
+}
+
+// KeptWalk turns the line index o into the offsets xb and, unless the
+// kernel writes pairs, ib (and vb with values).
+func (d argData) KeptWalk() string {
+	w := walk{Flat: "o", Shape: "ksh", Rank: d.KR, Vars: []string{"xb"}, Inits: []string{"params.offs[0].x"}, Strides: []string{"kx"}}
+	if !d.PairsOut {
+		w.Vars, w.Inits, w.Strides = append(w.Vars, "ib"), append(w.Inits, "params.offs[0].y"), append(w.Strides, "ki")
+	}
+	if d.Vals {
+		w.Vars, w.Inits, w.Strides = append(w.Vars, "vb"), append(w.Inits, "params.offs[0].z"), append(w.Strides, "kv")
+	}
+	return w.Code()
 }

@@ -64,8 +64,15 @@
 // workgroup per row fold the same way; matmul puts batches in z and loops
 // over batches beyond the limit.
 //
-// Sources are cached: equal requests return the identical string, so the
-// device's pipeline cache (keyed by source) hits without hashing.
+// Sources are cached by template and data: each template's data is a
+// plain comparable value holding only what its source depends on (types,
+// mode, ranks, workgroup size; never extents, strides or scalars, which
+// go to the params), and that value itself is the cache key, so no
+// hand-built key can leave something out. Text derived from the data
+// (the params struct, walks, prelude) comes from methods of the data and
+// is computed only when the cache misses. Equal requests return the
+// identical string, so the device's pipeline cache (keyed by source) hits
+// without hashing.
 //
 // # Numerics
 //

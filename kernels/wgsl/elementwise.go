@@ -47,70 +47,39 @@ func Elementwise(expr string, inTypes []string, outType string, a ElementwiseArg
 	if err != nil {
 		return Kernel{}, err
 	}
-	pre, err := prelude(expr, pl.scalar)
-	if err != nil {
-		return Kernel{}, err
-	}
 	lim := a.Limits.orDefault()
-	d := ewData{Mode: pl.mode, OutArr: pl.outSt, Prelude: pre, Expr: expr, WG: lim.wgSize(256), Store: "%s", OutVal: pl.outVal}
-	if pl.outVal == Bool {
-		d.Store = "u32(%s)"
-	}
-	if pl.mode == "vec4" {
-		d.OutArr = "vec4<" + pl.outSt + ">"
-	}
-	var fn []string
-	for k := range pl.inSt {
-		fn = append(fn, ewNames[k]+": "+pl.inVal[k])
-		if aliased(a.Alias, k) {
-			continue
-		}
-		arr := pl.inSt[k]
-		if pl.mode == "vec4" && !pl.scalarIn[k] {
-			arr = "vec4<" + arr + ">"
-		}
-		d.Inputs = append(d.Inputs, ewInput{Binding: len(d.Inputs) + 1, Name: ewNames[k], Arr: arr})
-	}
-	d.FnParams = strings.Join(fn, ", ")
+	pl.WG = lim.wgSize(256)
 	p := pl.params(a)
-	d.Struct = p.Struct()
-	pl.arguments(&d, a.Alias)
-
 	invocations := pl.n
-	if pl.mode == "vec4" {
+	if pl.Mode == "vec4" {
 		invocations = pl.n / 4
 	}
 	p.SetU32("n", uint32(invocations))
-	groups, err := Grid(invocations, d.WG, lim)
+	groups, err := Grid(invocations, pl.WG, lim)
 	if err != nil {
 		return Kernel{}, err
 	}
-	key := fmt.Sprintf("%s|%v|%s|%s|%v|%v|%d|%d|%s|%v", expr, inTypes, outType, pl.mode, a.Alias, pl.scalarIn, len(pl.shape), d.WG, pl.scalar, pl.outVal)
-	source, err := render("elementwise", key, d)
+	source, err := render("elementwise", pl.ewData)
 	if err != nil {
 		return Kernel{}, err
 	}
 	k := Kernel{Source: source, Entry: "main", Params: p.Bytes(), Groups: groups, Bindings: []Binding{{Name: "out"}}}
-	for _, in := range d.Inputs {
+	for _, in := range pl.Inputs() {
 		k.Bindings = append(k.Bindings, Binding{Name: in.Name, ReadOnly: true})
 	}
 	return k, nil
 }
 
-var ewNames = []string{"x", "y", "z"}
+var ewNames = [3]string{"x", "y", "z"}
 
-// ewPlan is an elementwise kernel's shape: types, coalesced operands and
-// mode ("strided", "contig" or "vec4").
+// ewPlan is an elementwise kernel's plan: the template data (types, mode,
+// rank) and the coalesced operands, which go to the params.
 type ewPlan struct {
-	n             int
-	outSt, outVal string   // output storage and value types
-	inSt, inVal   []string // input storage and value types
-	scalar        string   // type of p0 and p1
-	shape         []int    // coalesced
-	strides       [][]int  // out, then inputs, over shape
-	offs          []int    // out, then inputs
-	scalarIn      []bool   // contiguous modes: input k is one broadcast element
-	mode          string
+	ewData
+	n       int
+	shape   []int   // coalesced
+	strides [][]int // out, then inputs, over shape
+	offs    []int   // out, then inputs
 }
 
 func planElementwise(expr string, inTypes []string, outType string, a ElementwiseArgs) (*ewPlan, error) {
@@ -124,9 +93,9 @@ func planElementwise(expr string, inTypes []string, outType string, a Elementwis
 	if err := checkLayout(a.Out, "Elementwise output"); err != nil {
 		return nil, err
 	}
-	pl := &ewPlan{n: numel(a.Out.Shape), outVal: outType, inVal: append([]string(nil), inTypes...), inSt: make([]string, nIn)}
+	pl := &ewPlan{n: numel(a.Out.Shape), ewData: ewData{Expr: expr, NIn: nIn, OutVal: outType}}
 	var err error
-	if pl.outSt, err = storageType(outType); err != nil {
+	if pl.OutSt, err = storageType(outType); err != nil {
 		return nil, err
 	}
 	strides := [][]int{a.Out.Strides}
@@ -138,54 +107,59 @@ func planElementwise(expr string, inTypes []string, outType string, a Elementwis
 		if !sameShape(l.Shape, a.Out.Shape) {
 			return nil, fmt.Errorf("wgsl: Elementwise: input %d has shape %v, output %v (broadcast it first)", k, l.Shape, a.Out.Shape)
 		}
-		if pl.inSt[k], err = storageType(inTypes[k]); err != nil {
+		if pl.InSt[k], err = storageType(inTypes[k]); err != nil {
 			return nil, err
 		}
-		if aliased(a.Alias, k) && inTypes[k] != outType {
+		pl.InVal[k] = inTypes[k]
+		pl.Alias[k] = k < len(a.Alias) && a.Alias[k]
+		if pl.Alias[k] && inTypes[k] != outType {
 			return nil, fmt.Errorf("wgsl: Elementwise: input %d (%s) aliases the %s output", k, inTypes[k], outType)
 		}
 		strides = append(strides, l.Strides)
 		pl.offs = append(pl.offs, l.Offset)
 	}
-	pl.scalar = a.ScalarType
-	if pl.scalar == "" {
-		pl.scalar = F32
+	pl.Scalar = a.ScalarType
+	if pl.Scalar == "" {
+		pl.Scalar = F32
 		for _, t := range append(append([]string(nil), inTypes...), outType) {
 			if t == F32 || t == I32 {
-				pl.scalar = t
+				pl.Scalar = t
 				break
 			}
 		}
 	}
-	if pl.scalar != F32 && pl.scalar != I32 {
-		return nil, fmt.Errorf("wgsl: Elementwise: scalar type %q", pl.scalar)
+	if pl.Scalar != F32 && pl.Scalar != I32 {
+		return nil, fmt.Errorf("wgsl: Elementwise: scalar type %q", pl.Scalar)
 	}
 	// An identity copy moves bits.
 	if strings.TrimSpace(expr) == "x" && nIn == 1 && inTypes[0] == outType {
-		pl.outSt, pl.inSt[0], pl.inVal[0], pl.outVal = "u32", "u32", "u32", "u32"
+		pl.OutSt, pl.InSt[0], pl.InVal[0], pl.OutVal = "u32", "u32", "u32", "u32"
 	}
 	pl.shape, pl.strides = coalesce(a.Out.Shape, strides)
 	if len(pl.shape) > MaxRank {
 		return nil, fmt.Errorf("wgsl: Elementwise: %d dimensions after coalescing (at most %d)", len(pl.shape), MaxRank)
 	}
+	pl.Rank = len(pl.shape)
 	// Contiguous: rank 1, output stride 1 (or a single element), inputs
 	// stride 1 or 0; vec4 when n and the contiguous offsets allow.
-	pl.mode = "strided"
-	pl.scalarIn = make([]bool, nIn)
+	pl.Mode = "strided"
 	contig := len(pl.shape) == 1 && (pl.strides[0][0] == 1 || pl.shape[0] == 1)
 	for k := 0; k < nIn && contig; k++ {
 		s := pl.strides[k+1][0]
-		pl.scalarIn[k] = s == 0
+		pl.ScalarIn[k] = s == 0
 		contig = s == 1 || s == 0
 	}
+	if !contig {
+		pl.ScalarIn = [3]bool{}
+	}
 	if contig {
-		pl.mode = "vec4"
+		pl.Mode = "vec4"
 		if pl.n%4 != 0 || pl.n < 4 || a.Out.Offset%4 != 0 {
-			pl.mode = "contig"
+			pl.Mode = "contig"
 		}
 		for k := 0; k < nIn; k++ {
-			if !pl.scalarIn[k] && pl.offs[k+1]%4 != 0 {
-				pl.mode = "contig"
+			if !pl.ScalarIn[k] && pl.offs[k+1]%4 != 0 {
+				pl.Mode = "contig"
 			}
 		}
 	}
@@ -195,110 +169,177 @@ func planElementwise(expr string, inTypes []string, outType string, a Elementwis
 // params encodes n (set by the caller), p0, p1, the offsets (in vec4s for
 // vec4 operands) and, in strided mode, the shape and strides.
 func (pl *ewPlan) params(a ElementwiseArgs) *Params {
-	rank := len(pl.shape)
-	fields := []ParamField{{"n", "u32", 0}, {"p0", pl.scalar, 0}, {"p1", pl.scalar, 0}, {"offs", "array", 1}}
-	if pl.mode == "strided" {
-		fields = append(fields, ParamField{"shape", "array", vec4s(rank)})
-		for k := range pl.strides {
-			fields = append(fields, ParamField{fmt.Sprintf("st%d", k), "array", vec4s(rank)})
-		}
-	}
-	p := NewParams(fields...)
-	setScalar(p, "p0", a.P0, pl.scalar)
-	setScalar(p, "p1", a.P1, pl.scalar)
+	p := NewParams(pl.fields()...)
+	setScalar(p, "p0", a.P0, pl.Scalar)
+	setScalar(p, "p1", a.P1, pl.Scalar)
 	po := append([]int(nil), pl.offs...)
-	if pl.mode == "vec4" {
+	if pl.Mode == "vec4" {
 		po[0] /= 4
-		for k, s := range pl.scalarIn {
-			if !s {
+		for k := range pl.NIn {
+			if !pl.ScalarIn[k] {
 				po[k+1] /= 4
 			}
 		}
 	}
 	p.SetArray("offs", u32s(po, 4, 0))
-	if pl.mode == "strided" {
-		p.SetArray("shape", u32s(pl.shape, 4*vec4s(rank), 1))
+	if pl.Mode == "strided" {
+		p.SetArray("shape", u32s(pl.shape, 4*vec4s(pl.Rank), 1))
 		for k, st := range pl.strides {
-			p.SetArray(fmt.Sprintf("st%d", k), u32s(st, 4*vec4s(rank), 0))
+			p.SetArray(fmt.Sprintf("st%d", k), u32s(st, 4*vec4s(pl.Rank), 0))
 		}
 	}
 	return p
 }
 
-// arguments fills the walk and the expressions that load op_'s arguments.
-func (pl *ewPlan) arguments(d *ewData, alias []bool) {
-	src := func(k int) string {
-		if aliased(alias, k) {
-			return "b_out"
-		}
-		return "b_" + ewNames[k]
-	}
-	load := func(k int, v string) string {
-		if pl.inVal[k] == Bool {
-			return "(" + v + " != 0u)"
-		}
-		return v
-	}
-	off := func(k int) string { return fmt.Sprintf("params.offs[0].%c", "xyzw"[k]) }
-	var args []string
-	switch pl.mode {
-	case "strided":
-		w := walk{Flat: "i", Shape: "shape", Rank: len(pl.shape)}
-		for k := range pl.strides {
-			w.Vars = append(w.Vars, fmt.Sprintf("o%d", k))
-			w.Inits = append(w.Inits, off(k))
-			w.Strides = append(w.Strides, fmt.Sprintf("st%d", k))
-		}
-		d.Walk = w.Code()
-		for k := range pl.inVal {
-			args = append(args, load(k, fmt.Sprintf("%s[o%d]", src(k), k+1)))
-		}
-	case "contig":
-		for k, s := range pl.scalarIn {
-			at := off(k + 1)
-			if !s {
-				at += " + i"
-			}
-			args = append(args, load(k, fmt.Sprintf("%s[%s]", src(k), at)))
-		}
-	case "vec4":
-		var comp [4][]string
-		for k, s := range pl.scalarIn {
-			if s {
-				d.VecLoads = append(d.VecLoads, fmt.Sprintf("let v%d = %s;", k, load(k, fmt.Sprintf("%s[%s]", src(k), off(k+1)))))
-			} else {
-				d.VecLoads = append(d.VecLoads, fmt.Sprintf("let v%d = %s[%s + i];", k, src(k), off(k+1)))
-			}
-			for c := range comp {
-				if s {
-					comp[c] = append(comp[c], fmt.Sprintf("v%d", k))
-				} else {
-					comp[c] = append(comp[c], load(k, fmt.Sprintf("v%d[%d]", k, c)))
-				}
-			}
-		}
-		for c := range comp {
-			d.VecArgs = append(d.VecArgs, strings.Join(comp[c], ", "))
-		}
-	}
-	d.Args = strings.Join(args, ", ")
+// ewData is the elementwise template's data and render-cache key: what
+// the source depends on (the expression, types, mode, rank, aliasing and
+// broadcast inputs) and nothing that varies per call (extents, strides,
+// offsets and scalars go to the params). The text it derives comes from
+// its methods, which run only when the cache misses.
+type ewData struct {
+	Expr          string
+	Mode          string // "strided", "contig" or "vec4"
+	Rank          int    // coalesced dimensions (1 unless strided)
+	WG            int
+	Scalar        string // type of p0 and p1
+	OutSt, OutVal string // output storage and value types
+	NIn           int
+	InSt, InVal   [3]string // input storage and value types
+	Alias         [3]bool   // input k is read through the output binding
+	ScalarIn      [3]bool   // contiguous modes: input k is one broadcast element
 }
 
-type ewData struct {
-	Struct   string
-	OutArr   string
-	Inputs   []ewInput
-	Prelude  string
-	FnParams string
-	OutVal   string
-	Expr     string
-	WG       int
-	Mode     string
-	Walk     string
-	Args     string
-	Store    string
-	VecLoads []string
-	VecArgs  []string
+// fields are the params: n, p0, p1, offs and, strided, the shape and
+// each operand's strides (out, then inputs).
+func (d ewData) fields() []ParamField {
+	fields := []ParamField{{"n", "u32", 0}, {"p0", d.Scalar, 0}, {"p1", d.Scalar, 0}, {"offs", "array", 1}}
+	if d.Mode == "strided" {
+		fields = append(fields, ParamField{"shape", "array", vec4s(d.Rank)})
+		for k := range d.NIn + 1 {
+			fields = append(fields, ParamField{fmt.Sprintf("st%d", k), "array", vec4s(d.Rank)})
+		}
+	}
+	return fields
+}
+
+// Struct is the params' WGSL declaration.
+func (d ewData) Struct() string { return NewParams(d.fields()...).Struct() }
+
+// Prelude is the helper functions the expression calls.
+func (d ewData) Prelude() (string, error) { return prelude(d.Expr, d.Scalar) }
+
+// OutArr is the element type of the output binding's array.
+func (d ewData) OutArr() string {
+	if d.Mode == "vec4" {
+		return "vec4<" + d.OutSt + ">"
+	}
+	return d.OutSt
+}
+
+// Inputs are the bindings of the inputs not aliased to the output.
+func (d ewData) Inputs() []ewInput {
+	var in []ewInput
+	for k := range d.NIn {
+		if d.Alias[k] {
+			continue
+		}
+		arr := d.InSt[k]
+		if d.Mode == "vec4" && !d.ScalarIn[k] {
+			arr = "vec4<" + arr + ">"
+		}
+		in = append(in, ewInput{Binding: len(in) + 1, Name: ewNames[k], Arr: arr})
+	}
+	return in
+}
+
+// FnParams is op_'s parameter list.
+func (d ewData) FnParams() string {
+	fn := make([]string, d.NIn)
+	for k := range fn {
+		fn[k] = ewNames[k] + ": " + d.InVal[k]
+	}
+	return strings.Join(fn, ", ")
+}
+
+// Result is the value stored for op_(args): a bool as u32.
+func (d ewData) Result(args string) string {
+	if d.OutVal == Bool {
+		return "u32(op_(" + args + "))"
+	}
+	return "op_(" + args + ")"
+}
+
+// src is the binding input k is read through.
+func (d ewData) src(k int) string {
+	if d.Alias[k] {
+		return "b_out"
+	}
+	return "b_" + ewNames[k]
+}
+
+// load converts the stored value v of input k to its value type.
+func (d ewData) load(k int, v string) string {
+	if d.InVal[k] == Bool {
+		return "(" + v + " != 0u)"
+	}
+	return v
+}
+
+// Walk (strided) computes each operand's offset o0 (out), o1... from i.
+func (d ewData) Walk() string {
+	w := walk{Flat: "i", Shape: "shape", Rank: d.Rank}
+	for k := range d.NIn + 1 {
+		w.Vars = append(w.Vars, fmt.Sprintf("o%d", k))
+		w.Inits = append(w.Inits, ax("offs", k))
+		w.Strides = append(w.Strides, fmt.Sprintf("st%d", k))
+	}
+	return w.Code()
+}
+
+// Args (strided and contig) are op_'s arguments at element i.
+func (d ewData) Args() string {
+	args := make([]string, d.NIn)
+	for k := range args {
+		switch {
+		case d.Mode == "strided":
+			args[k] = d.load(k, fmt.Sprintf("%s[o%d]", d.src(k), k+1))
+		case d.ScalarIn[k]:
+			args[k] = d.load(k, fmt.Sprintf("%s[%s]", d.src(k), ax("offs", k+1)))
+		default:
+			args[k] = d.load(k, fmt.Sprintf("%s[%s + i]", d.src(k), ax("offs", k+1)))
+		}
+	}
+	return strings.Join(args, ", ")
+}
+
+// VecLoads (vec4) load each input's vec4, or its broadcast element.
+func (d ewData) VecLoads() []string {
+	loads := make([]string, d.NIn)
+	for k := range loads {
+		if d.ScalarIn[k] {
+			loads[k] = fmt.Sprintf("let v%d = %s;", k, d.load(k, fmt.Sprintf("%s[%s]", d.src(k), ax("offs", k+1))))
+		} else {
+			loads[k] = fmt.Sprintf("let v%d = %s[%s + i];", k, d.src(k), ax("offs", k+1))
+		}
+	}
+	return loads
+}
+
+// VecArgs (vec4) are op_'s arguments for each of the four components.
+func (d ewData) VecArgs() []string {
+	var args [4]string
+	for c := range args {
+		comp := make([]string, d.NIn)
+		for k := range comp {
+			if d.ScalarIn[k] {
+				comp[k] = fmt.Sprintf("v%d", k)
+			} else {
+				comp[k] = d.load(k, fmt.Sprintf("v%d[%d]", k, c))
+			}
+		}
+		args[c] = strings.Join(comp, ", ")
+	}
+	return args[:]
 }
 
 type ewInput struct {
@@ -306,8 +347,6 @@ type ewInput struct {
 	Name    string
 	Arr     string
 }
-
-func aliased(alias []bool, k int) bool { return k < len(alias) && alias[k] }
 
 func setScalar(p *Params, name string, v float64, t string) {
 	if t == I32 {

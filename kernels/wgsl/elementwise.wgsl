@@ -24,16 +24,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	}
 {{- if eq .Mode "strided"}}
 {{.Walk}}
-	b_out[o0] = {{printf .Store (printf "op_(%s)" .Args)}};
+	b_out[o0] = {{.Result .Args}};
 {{- else if eq .Mode "contig"}}
-	b_out[params.offs[0].x + i] = {{printf .Store (printf "op_(%s)" .Args)}};
+	b_out[params.offs[0].x + i] = {{.Result .Args}};
 {{- else}}
 {{- range .VecLoads}}
 	{{.}}
 {{- end}}
 	var r: {{.OutArr}};
 {{- range $c, $args := .VecArgs}}
-	r[{{$c}}] = {{printf $.Store (printf "op_(%s)" $args)}};
+	r[{{$c}}] = {{$.Result $args}};
 {{- end}}
 	b_out[params.offs[0].x + i] = r;
 {{- end}}

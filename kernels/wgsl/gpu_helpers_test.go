@@ -5,48 +5,26 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/tessera-ml/tessera/cpu"
 	"github.com/tessera-ml/tessera/device"
+	"github.com/tessera-ml/tessera/internal/devtest/gpuleaf"
 	"github.com/tessera-ml/tessera/kernels/wgsl"
 )
 
-// One device serves every GPU test of the package (opening lavapipe costs
-// more than most kernels).
-var gpuState struct {
-	once sync.Once
-	g    *device.GPU
-	err  error
-}
+// sharedGPU is the one device every GPU test of the package shares
+// (opening lavapipe costs more than most kernels): any adapter, CPU
+// adapters (lavapipe) included.
+var sharedGPU = gpuleaf.NewShared(func() (*device.GPU, error) {
+	return device.Open(device.Options{Index: -1, AllowCPU: true})
+}, device.ErrNoAdapter, device.ErrNotCompiled)
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if gpuState.g != nil {
-		if err := gpuState.g.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, "closing the GPU:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+// openGPU returns the shared device. Without one the test skips, or
+// fails under TESSERA_REQUIRE_GPU=1.
+var openGPU = sharedGPU.Get
 
-// openGPU returns the shared device: any adapter, CPU adapters (lavapipe)
-// included. Without one the test skips, unless TESSERA_REQUIRE_GPU=1.
-func openGPU(t testing.TB) *device.GPU {
-	t.Helper()
-	gpuState.once.Do(func() {
-		gpuState.g, gpuState.err = device.Open(device.Options{Index: -1, AllowCPU: true})
-	})
-	if gpuState.err != nil {
-		if os.Getenv("TESSERA_REQUIRE_GPU") == "1" {
-			t.Fatalf("no GPU (TESSERA_REQUIRE_GPU=1): %v", gpuState.err)
-		}
-		t.Skipf("no GPU adapter: %v", gpuState.err)
-	}
-	return gpuState.g
-}
+func TestMain(m *testing.M) { os.Exit(sharedGPU.Main(m)) }
 
 // limits converts the device's caps.
 func limits(g *device.GPU) wgsl.Limits {

@@ -127,48 +127,93 @@ func spread(index Layout, shape []int, dim int) Layout {
 	return Layout{Shape: shape, Strides: st, Offset: index.Offset}
 }
 
+// indexData is the gather and scatter templates' data and render-cache
+// key (see srcKey): which kernel, the element type (scatter), workgroup
+// size, whether dim is inner in memory, whether positions are bounded
+// (scatter) and the rank of the positions off dim.
 type indexData struct {
-	Struct, Walk, T   string
+	Scatter           bool
+	T                 string
 	WG                int
 	DimInner, Bounded bool
+	KR                int
 }
 
-// indexPosition fills the params shared by gather and scatter: n,
-// nlines, len over the first operand, the positions off dim (ksh) and
-// each operand's strides over them (k+var).
-func indexPosition(li lines, fields []ParamField, vars []string, lim Limits) (*Params, indexData, [3]uint32, error) {
-	kr := len(li.shape)
-	fields = append([]ParamField{{"n", "u32", 0}, {"nlines", "u32", 0}, {"len", "u32", 0}}, fields...)
-	fields = append(fields, ParamField{"offs", "array", 1}, ParamField{"ksh", "array", vec4s(kr)})
-	for _, v := range vars {
-		fields = append(fields, ParamField{"k" + v, "array", vec4s(kr)})
+// vars are the offset variables of the operands: out (or dst), x (or
+// src), index.
+func (d indexData) vars() []string {
+	if d.Scatter {
+		return []string{"ob", "sb", "ib"}
 	}
-	p := NewParams(fields...)
+	return []string{"ob", "xb", "ib"}
+}
+
+// fields are the params: n, nlines, len, the kernel's own (gather: xlen
+// and the strides along dim; scatter: the range of source positions
+// jbeg, jend, the strides along dim and, bounded, kbound), offs, the
+// positions' extents and each operand's strides over them.
+func (d indexData) fields() []ParamField {
+	fields := []ParamField{{"n", "u32", 0}, {"nlines", "u32", 0}, {"len", "u32", 0}}
+	if d.Scatter {
+		fields = append(fields, ParamField{"jbeg", "u32", 0}, ParamField{"jend", "u32", 0}, ParamField{"ostride", "u32", 0},
+			ParamField{"sstride", "u32", 0}, ParamField{"istride", "u32", 0})
+		if d.Bounded {
+			fields = append(fields, ParamField{"kbound", "array", vec4s(d.KR)})
+		}
+	} else {
+		fields = append(fields, ParamField{"xlen", "u32", 0}, ParamField{"xstride", "u32", 0}, ParamField{"ostride", "u32", 0}, ParamField{"istride", "u32", 0})
+	}
+	fields = append(fields, ParamField{"offs", "array", 1}, ParamField{"ksh", "array", vec4s(d.KR)})
+	for _, v := range d.vars() {
+		fields = append(fields, ParamField{"k" + v, "array", vec4s(d.KR)})
+	}
+	return fields
+}
+
+// Struct is the params' WGSL declaration.
+func (d indexData) Struct() string { return NewParams(d.fields()...).Struct() }
+
+// Walk turns the position index o into the operands' offsets (and,
+// bounded, whether the position is inside the bounds).
+func (d indexData) Walk() string {
+	w := walk{Flat: "o", Shape: "ksh", Rank: d.KR}
+	if d.Bounded {
+		w.Valid, w.Bounds = "inside", "kbound"
+	}
+	for k, v := range d.vars() {
+		w.Vars = append(w.Vars, v)
+		w.Inits = append(w.Inits, ax("offs", k))
+		w.Strides = append(w.Strides, "k"+v)
+	}
+	return w.Code()
+}
+
+// indexPosition fills d's rank and workgroup and the params shared by
+// gather and scatter: n, nlines, len over the first operand, offs (the
+// first two operands', then the index's), the positions off dim (ksh) and
+// each operand's strides over them.
+func indexPosition(d indexData, li lines, indexOff int, lim Limits) (*Params, indexData, [3]uint32, error) {
+	lim = lim.orDefault()
+	d.KR, d.WG, d.DimInner = len(li.shape), lim.wgSize(256), !li.sideBySide(0)
+	p := NewParams(d.fields()...)
 	n := li.nLines * li.length
 	p.SetU32("n", uint32(n)).SetU32("nlines", uint32(li.nLines)).SetU32("len", uint32(li.length))
-	p.SetArray("ksh", u32s(li.shape, 4*vec4s(kr), 1))
-	for k, v := range vars {
-		p.SetArray("k"+v, u32s(li.strides[k], 4*vec4s(kr), 0))
+	p.SetArray("offs", u32s([]int{li.offs[0], li.offs[1], indexOff}, 4, 0))
+	p.SetArray("ksh", u32s(li.shape, 4*vec4s(d.KR), 1))
+	for k, v := range d.vars() {
+		p.SetArray("k"+v, u32s(li.strides[k], 4*vec4s(d.KR), 0))
 	}
-	lim = lim.orDefault()
-	d := indexData{WG: lim.wgSize(256), DimInner: !li.sideBySide(0)}
 	groups, err := Grid(n, d.WG, lim)
 	return p, d, groups, err
 }
 
 func gatherKernel(li lines, xlen, indexOff int, lim Limits) (Kernel, error) {
-	p, d, groups, err := indexPosition(li, []ParamField{{"xlen", "u32", 0}, {"xstride", "u32", 0}, {"ostride", "u32", 0}, {"istride", "u32", 0}},
-		[]string{"ob", "xb", "ib"}, lim)
+	p, d, groups, err := indexPosition(indexData{}, li, indexOff, lim)
 	if err != nil {
 		return Kernel{}, err
 	}
 	p.SetU32("xlen", uint32(xlen)).SetU32("xstride", uint32(li.dstep[1])).SetU32("ostride", uint32(li.dstep[0])).SetU32("istride", uint32(li.dstep[2]))
-	// The walk's bases start from the offsets (out, x, index); x's
-	// coordinate along dim comes from the index.
-	p.SetArray("offs", u32s([]int{li.offs[0], li.offs[1], indexOff}, 4, 0))
-	d.Struct = p.Struct()
-	d.Walk = walkFor(li, []string{"ob", "xb", "ib"}, "", "")
-	src, err := render("gather", fmt.Sprintf("%d|%v|%d", d.WG, d.DimInner, len(li.shape)), d)
+	src, err := render("gather", d)
 	if err != nil {
 		return Kernel{}, err
 	}
@@ -183,25 +228,15 @@ func scatterKernel(typ string, li lines, slen, indexOff int, bounds []int, lim L
 		return Plan{}, fmt.Errorf("wgsl: scatter: type %q (want f32 or i32)", typ)
 	}
 	lim = lim.orDefault()
-	fields := []ParamField{{"jbeg", "u32", 0}, {"jend", "u32", 0}, {"ostride", "u32", 0}, {"sstride", "u32", 0}, {"istride", "u32", 0}}
-	if bounds != nil {
-		fields = append(fields, ParamField{"kbound", "array", vec4s(len(li.shape))})
-	}
-	p, d, groups, err := indexPosition(li, fields, []string{"ob", "sb", "ib"}, lim)
+	p, d, groups, err := indexPosition(indexData{Scatter: true, T: typ, Bounded: bounds != nil}, li, indexOff, lim)
 	if err != nil {
 		return Plan{}, err
 	}
 	p.SetU32("ostride", uint32(li.dstep[0])).SetU32("sstride", uint32(li.dstep[1])).SetU32("istride", uint32(li.dstep[2]))
-	p.SetArray("offs", u32s([]int{li.offs[0], li.offs[1], indexOff}, 4, 0))
-	d.T, d.Bounded = typ, bounds != nil
 	if d.Bounded {
-		p.SetArray("kbound", u32s(bounds, 4*vec4s(len(li.shape)), 1))
-		d.Walk = walkFor(li, []string{"ob", "sb", "ib"}, "inside", "kbound")
-	} else {
-		d.Walk = walkFor(li, []string{"ob", "sb", "ib"}, "", "")
+		p.SetArray("kbound", u32s(bounds, 4*vec4s(d.KR), 1))
 	}
-	d.Struct = p.Struct()
-	src, err := render("scatter", fmt.Sprintf("%s|%d|%v|%v|%d", typ, d.WG, d.DimInner, d.Bounded, len(li.shape)), d)
+	src, err := render("scatter", d)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -212,14 +247,4 @@ func scatterKernel(typ string, li lines, slen, indexOff int, bounds []int, lim L
 			Bindings: []Binding{{Name: "dst"}, {Name: "index", ReadOnly: true}, {Name: "src", ReadOnly: true}}})
 	}
 	return plan, nil
-}
-
-func walkFor(li lines, vars []string, valid, bounds string) string {
-	w := walk{Flat: "o", Shape: "ksh", Rank: len(li.shape), Valid: valid, Bounds: bounds}
-	for k, v := range vars {
-		w.Vars = append(w.Vars, v)
-		w.Inits = append(w.Inits, fmt.Sprintf("params.offs[0].%c", "xyzw"[k]))
-		w.Strides = append(w.Strides, "k"+v)
-	}
-	return w.Code()
 }

@@ -182,41 +182,53 @@ func storageType(t string) (string, error) {
 //go:embed *.wgsl
 var files embed.FS
 
+// templates holds every .wgsl template. They only substitute: what they
+// print is computed in Go, by the generators into the data or by methods
+// of the data (see srcKey); dict only bundles values for a sub-template.
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"ax":   ax,
-	"add":  func(a, b int) int { return a + b },
-	"sub":  func(a, b int) int { return a - b },
-	"mul":  func(a, b int) int { return a * b },
-	"div":  func(a, b int) int { return a / b },
-	"mod":  func(a, b int) int { return a % b },
-	"lane": func(i int) string { return string("xyzw"[i%4]) },
 	"dict": dict,
-	"seq": func(n int) []int {
-		s := make([]int, n)
-		for i := range s {
-			s[i] = i
-		}
-		return s
-	},
 }).ParseFS(files, "*.wgsl"))
 
-// sources caches rendered sources by (template, data key), so that equal
-// requests return the very same string.
-var sources sync.Map // string -> string
+// sources caches rendered sources: srcKey -> string. The key is the
+// template's name and the very value it renders, so it holds everything
+// the source depends on: two requests share a source exactly when they
+// render the same data. Equal requests return the very same string.
+var sources sync.Map
 
-// render executes template name with data, cached under key (which must
-// determine the output).
-func render(name, key string, data any) (string, error) {
-	k := name + "\x00" + key
+// A srcKey is a render-cache key: a template and its data. The data is a
+// plain value (fields of strings, ints, bools and arrays or structs of
+// them; TestRenderCache checks the types that reach the cache): what the
+// template reads, through fields and the methods it calls on them, is
+// decided by the value alone, so a key cannot leave out something the
+// source depends on. Shapes, strides and scalars that vary per call stay
+// out of the data and travel in the params.
+type srcKey[D comparable] struct {
+	name string
+	data D
+}
+
+// execute renders the key's template with its data, uncached.
+func (k srcKey[D]) execute() (string, error) {
+	var b strings.Builder
+	if err := templates.ExecuteTemplate(&b, k.name, k.data); err != nil {
+		return "", fmt.Errorf("wgsl: rendering %s: %w", k.name, err)
+	}
+	return b.String(), nil
+}
+
+// render returns template name executed with data, cached under
+// (name, data): see srcKey.
+func render[D comparable](name string, data D) (string, error) {
+	k := srcKey[D]{name, data}
 	if s, ok := sources.Load(k); ok {
 		return s.(string), nil
 	}
-	var b strings.Builder
-	if err := templates.ExecuteTemplate(&b, name, data); err != nil {
-		return "", fmt.Errorf("wgsl: rendering %s: %w", name, err)
+	s, err := k.execute()
+	if err != nil {
+		return "", err
 	}
-	s, _ := sources.LoadOrStore(k, b.String())
-	return s.(string), nil
+	v, _ := sources.LoadOrStore(k, s)
+	return v.(string), nil
 }
 
 // dict builds the argument of a sub-template call, {{template "name"

@@ -71,7 +71,6 @@ func matmulTiled(cfg mmTile, out, a, b Layout, lim Limits, vec4 bool) (Plan, err
 	}
 	m, n, k := int(p.U32("m")), int(p.U32("n")), int(p.U32("k"))
 	d := mmData{
-		Struct:  p.Struct(),
 		mmTile:  cfg,
 		AKInner: a.Strides[2] == 1 || k == 1,
 		BNInner: b.Strides[2] == 1 || n == 1,
@@ -84,7 +83,7 @@ func matmulTiled(cfg mmTile, out, a, b Layout, lim Limits, vec4 bool) (Plan, err
 	// Trips: the batch loop runs once (2), the K loop ⌈krange/KS⌉ times.
 	return mmPlan(p, (n+cfg.TN-1)/cfg.TN, (m+cfg.TM-1)/cfg.TM, (lim.MaxLoopTrips-3)*cfg.KS, lim, func(acc bool) (string, error) {
 		d.Acc = acc
-		return render("matmul_tiled", fmt.Sprintf("%v|%v|%v|%v|%v|%v|%v", cfg, d.AKInner, d.BNInner, d.Fits, d.AVec4, d.BVec4, acc), d)
+		return render("matmul_tiled", d)
 	})
 }
 
@@ -170,25 +169,37 @@ func MatMulNaive(out, a, b Layout, lim Limits) (Plan, error) {
 	for wx*wx > lim.MaxWorkgroupSize {
 		wx /= 2
 	}
-	d := mmData{Struct: p.Struct(), WX: wx, WY: wx}
+	d := mmData{WX: wx, WY: wx}
 	// Trips: the batch loop runs once (2), the K loop krange times.
 	return mmPlan(p, (n+wx-1)/wx, (m+wx-1)/wx, lim.MaxLoopTrips-3, lim, func(acc bool) (string, error) {
 		d.Acc = acc
-		return render("matmul_naive", fmt.Sprint(wx, acc), d)
+		return render("matmul_naive", d)
 	})
 }
 
-// mmData fills the matmul templates: the tile (tiled) or the workgroup
-// (naive), and whether a's k and b's n are inner in memory, the sizes
-// fit the tile and a and b are read as vec4s (tiled; a vec4 operand's
-// binding is declared array<vec4<f32>>, named b_a4 or b_b4).
+// mmData is the matmul templates' data and render-cache key (see
+// srcKey): the tile (tiled) or the workgroup (naive), and whether a's k
+// and b's n are inner in memory, the sizes fit the tile and a and b are
+// read as vec4s (tiled; a vec4 operand's binding is declared
+// array<vec4<f32>>, named b_a4 or b_b4).
 type mmData struct {
-	Struct string
 	mmTile
 	AKInner, BNInner, Fits bool
 	AVec4, BVec4           bool
 	Acc                    bool // out holds the sum over earlier K ranges
 	WX, WY                 int
+}
+
+// Struct is the params' WGSL declaration (mmFields).
+func (mmData) Struct() string { return NewParams(mmFields()...).Struct() }
+
+// mmFields are the params of every matmul kernel: sizes, the ranges of
+// batches and K, offs (out, a, b) and the strides (batch, row, col) of a,
+// b and out.
+func mmFields() []ParamField {
+	return []ParamField{{"m", "u32", 0}, {"n", "u32", 0}, {"k", "u32", 0}, {"batch", "u32", 0},
+		{"bbeg", "u32", 0}, {"bend", "u32", 0}, {"kbeg", "u32", 0}, {"kend", "u32", 0},
+		{"offs", "array", 1}, {"sa", "array", 1}, {"sb", "array", 1}, {"so", "array", 1}}
 }
 
 func mmBindings() []Binding {
@@ -246,9 +257,7 @@ func matmulParams(out, a, b Layout) (*Params, error) {
 	if a.Shape[0] != bt || b.Shape[0] != bt || a.Shape[1] != m || b.Shape[1] != k || b.Shape[2] != n {
 		return nil, fmt.Errorf("wgsl: MatMul: shapes out %v, a %v, b %v do not match (B,M,N) = (B,M,K)·(B,K,N)", out.Shape, a.Shape, b.Shape)
 	}
-	p := NewParams(ParamField{"m", "u32", 0}, ParamField{"n", "u32", 0}, ParamField{"k", "u32", 0}, ParamField{"batch", "u32", 0},
-		ParamField{"bbeg", "u32", 0}, ParamField{"bend", "u32", 0}, ParamField{"kbeg", "u32", 0}, ParamField{"kend", "u32", 0},
-		ParamField{"offs", "array", 1}, ParamField{"sa", "array", 1}, ParamField{"sb", "array", 1}, ParamField{"so", "array", 1})
+	p := NewParams(mmFields()...)
 	p.SetU32("m", uint32(m)).SetU32("n", uint32(n)).SetU32("k", uint32(k)).SetU32("batch", uint32(bt))
 	p.SetArray("offs", u32s([]int{out.Offset, a.Offset, b.Offset}, 4, 0))
 	p.SetArray("sa", u32s(a.Strides, 4, 0)).SetArray("sb", u32s(b.Strides, 4, 0)).SetArray("so", u32s(out.Strides, 4, 0))

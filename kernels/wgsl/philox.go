@@ -34,22 +34,13 @@ func Philox(dist string, out Layout, seed, offset uint64, a, b float64, lim Limi
 	if !isContiguous(out) {
 		return Kernel{}, fmt.Errorf("wgsl: Philox: output shape %v strides %v is not contiguous", out.Shape, out.Strides)
 	}
-	n := numel(out.Shape)
-	blocks := (n + 3) / 4
-	fields := []ParamField{{"n", "u32", 0}, {"blocks", "u32", 0}, {"seed_lo", "u32", 0}, {"seed_hi", "u32", 0},
-		{"off_lo", "u32", 0}, {"off_hi", "u32", 0}, {"out_off", "u32", 0}}
-	d := philoxData{Dist: dist, WG: lim.wgSize(256)}
-	switch dist {
-	case "words":
-	case "uniform":
-		fields = append(fields, ParamField{"lo", "f32", 0}, ParamField{"span", "f32", 0}, ParamField{"top", "f32", 0}, ParamField{"below", "f32", 0})
-	case "normal":
-		fields = append(fields, ParamField{"mean", "f32", 0}, ParamField{"sdev", "f32", 0})
-		d.Prelude = mustPrelude("log1p")
-	default:
+	if dist != "words" && dist != "uniform" && dist != "normal" {
 		return Kernel{}, fmt.Errorf("wgsl: Philox: unknown distribution %q (want words, uniform or normal)", dist)
 	}
-	p := NewParams(fields...)
+	n := numel(out.Shape)
+	blocks := (n + 3) / 4
+	d := philoxData{Dist: dist, WG: lim.wgSize(256)}
+	p := NewParams(d.fields()...)
 	p.SetU32("n", uint32(n)).SetU32("blocks", uint32(blocks)).SetU32("out_off", uint32(out.Offset))
 	p.SetU32("seed_lo", uint32(seed)).SetU32("seed_hi", uint32(seed>>32))
 	p.SetU32("off_lo", uint32(offset)).SetU32("off_hi", uint32(offset>>32))
@@ -61,21 +52,47 @@ func Philox(dist string, out Layout, seed, offset uint64, a, b float64, lim Limi
 	case "normal":
 		p.SetF32("mean", float32(a)).SetF32("sdev", float32(b))
 	}
-	d.Struct = p.Struct()
 	groups, err := Grid(blocks, d.WG, lim)
 	if err != nil {
 		return Kernel{}, err
 	}
-	src, err := render("philox", fmt.Sprintf("%s|%d", dist, d.WG), d)
+	src, err := render("philox", d)
 	if err != nil {
 		return Kernel{}, err
 	}
 	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups, Bindings: []Binding{{Name: "out"}}}, nil
 }
 
+// philoxData is the philox template's data and render-cache key (see
+// srcKey): the distribution and the workgroup size.
 type philoxData struct {
-	Dist, Struct, Prelude string
-	WG                    int
+	Dist string
+	WG   int
+}
+
+// fields are the params: counts, seed and offset halves, the output's
+// offset, and the distribution's parameters.
+func (d philoxData) fields() []ParamField {
+	fields := []ParamField{{"n", "u32", 0}, {"blocks", "u32", 0}, {"seed_lo", "u32", 0}, {"seed_hi", "u32", 0},
+		{"off_lo", "u32", 0}, {"off_hi", "u32", 0}, {"out_off", "u32", 0}}
+	switch d.Dist {
+	case "uniform":
+		fields = append(fields, ParamField{"lo", "f32", 0}, ParamField{"span", "f32", 0}, ParamField{"top", "f32", 0}, ParamField{"below", "f32", 0})
+	case "normal":
+		fields = append(fields, ParamField{"mean", "f32", 0}, ParamField{"sdev", "f32", 0})
+	}
+	return fields
+}
+
+// Struct is the params' WGSL declaration.
+func (d philoxData) Struct() string { return NewParams(d.fields()...).Struct() }
+
+// Prelude is log1p for the normal distribution.
+func (d philoxData) Prelude() string {
+	if d.Dist == "normal" {
+		return mustPrelude("log1p")
+	}
+	return ""
 }
 
 // isContiguous reports whether l is row-major without gaps (extent-1

@@ -188,39 +188,23 @@ func (r reduceDims) partials(serial bool, segs int) reduceDims {
 // to out (the scratch buffer) at o·segs + s by workgroups, or s·nOut + o
 // serially, else each output's to out through r.kD.
 func reduceKernel(op, typ string, r reduceDims, outOff, xOff int, serial bool, segs int, partial bool, lim Limits) (Kernel, error) {
-	kr, rr := len(r.kShape), len(r.rShape)
-	p := NewParams(
-		ParamField{"nout", "u32", 0}, ParamField{"nred", "u32", 0}, ParamField{"nseg", "u32", 0}, ParamField{"seglen", "u32", 0},
-		ParamField{"offs", "array", 1},
-		ParamField{"ksh", "array", vec4s(kr)}, ParamField{"kx", "array", vec4s(kr)}, ParamField{"kd", "array", vec4s(kr)},
-		ParamField{"rsh", "array", vec4s(rr)}, ParamField{"rx", "array", vec4s(rr)},
-	)
 	seglen := ceilDiv(r.nRed, segs)
 	segs = ceilDiv(r.nRed, seglen)
+	d := rdData{T: typ, Op: op, Mode: "group", WG: rowWG(serial, seglen, lim), Partial: partial, KR: len(r.kShape), RR: len(r.rShape)}
+	if serial {
+		d.Mode = "serial"
+	}
+	p := NewParams(d.fields()...)
+	kr, rr := d.KR, d.RR
 	p.SetU32("nout", uint32(r.nOut)).SetU32("nred", uint32(r.nRed)).SetU32("nseg", uint32(segs)).SetU32("seglen", uint32(seglen))
 	p.SetArray("offs", u32s([]int{xOff, outOff}, 4, 0))
 	p.SetArray("ksh", u32s(r.kShape, 4*vec4s(kr), 1)).SetArray("kx", u32s(r.kX, 4*vec4s(kr), 0)).SetArray("kd", u32s(r.kD, 4*vec4s(kr), 0))
 	p.SetArray("rsh", u32s(r.rShape, 4*vec4s(rr), 1)).SetArray("rx", u32s(r.rX, 4*vec4s(rr), 0))
-
-	mode, wg := "group", rowWG(serial, seglen, lim)
-	if serial {
-		mode = "serial"
-	}
-	d := rdData{
-		Struct: p.Struct(), T: typ, Op: op, Mode: mode, WG: wg, Partial: partial,
-		Identity: identity(op, typ),
-		KeptWalk: walk{Flat: "o", Shape: "ksh", Rank: kr, Vars: []string{"xb", "ob"},
-			Inits: []string{"params.offs[0].x", "params.offs[0].y"}, Strides: []string{"kx", "kd"}}.Code(),
-		RedWalk: walk{Flat: "r", Shape: "rsh", Rank: rr, Vars: []string{"ro"}, Inits: []string{"0u"}, Strides: []string{"rx"}}.Code(),
-	}
-	if typ == F32 && op != "sum" {
-		d.Prelude = mustPrelude("isnan_")
-	}
-	groups, err := rowGrid(serial, r.nOut*segs, wg, lim)
+	groups, err := rowGrid(serial, r.nOut*segs, d.WG, lim)
 	if err != nil {
 		return Kernel{}, err
 	}
-	src, err := render("reduce", fmt.Sprintf("%s|%s|%s|%d|%v|%d|%d", op, typ, mode, wg, partial, kr, rr), d)
+	src, err := render("reduce", d)
 	if err != nil {
 		return Kernel{}, err
 	}
@@ -237,11 +221,51 @@ func rowGrid(serial bool, n, wg int, lim Limits) ([3]uint32, error) {
 	return Grid(n, 1, lim)
 }
 
+// rdData is the reduce template's data and render-cache key (see
+// srcKey): op, type, strategy ("serial" or "group"), workgroup size,
+// whether it writes segments' partial results, and the ranks of the kept
+// and reduced dimensions.
 type rdData struct {
-	Struct, T, Op, Mode, Identity string
-	WG                            int
-	Partial                       bool
-	Prelude, KeptWalk, RedWalk    string
+	T, Op, Mode string
+	WG          int
+	Partial     bool
+	KR, RR      int
+}
+
+// fields are the params: counts, offs (x, out), the kept extents and
+// their x and out strides, the reduced extents and their x strides.
+func (d rdData) fields() []ParamField {
+	return []ParamField{
+		{"nout", "u32", 0}, {"nred", "u32", 0}, {"nseg", "u32", 0}, {"seglen", "u32", 0},
+		{"offs", "array", 1},
+		{"ksh", "array", vec4s(d.KR)}, {"kx", "array", vec4s(d.KR)}, {"kd", "array", vec4s(d.KR)},
+		{"rsh", "array", vec4s(d.RR)}, {"rx", "array", vec4s(d.RR)},
+	}
+}
+
+// Struct is the params' WGSL declaration.
+func (d rdData) Struct() string { return NewParams(d.fields()...).Struct() }
+
+// Identity is the reduction's identity, a WGSL literal of type T.
+func (d rdData) Identity() string { return identity(d.Op, d.T) }
+
+// Prelude is isnan_ for f32 max and min.
+func (d rdData) Prelude() string {
+	if d.T == F32 && d.Op != "sum" {
+		return mustPrelude("isnan_")
+	}
+	return ""
+}
+
+// KeptWalk turns the output index o into the offsets xb and ob.
+func (d rdData) KeptWalk() string {
+	return walk{Flat: "o", Shape: "ksh", Rank: d.KR, Vars: []string{"xb", "ob"},
+		Inits: []string{"params.offs[0].x", "params.offs[0].y"}, Strides: []string{"kx", "kd"}}.Code()
+}
+
+// RedWalk turns the reduced index r into the offset ro.
+func (d rdData) RedWalk() string {
+	return walk{Flat: "r", Shape: "rsh", Rank: d.RR, Vars: []string{"ro"}, Inits: []string{"0u"}, Strides: []string{"rx"}}.Code()
 }
 
 func identity(op, typ string) string {

@@ -41,8 +41,7 @@ func Softmax(log bool, a LineArgs) (Plan, error) {
 	}
 	lim := a.Limits.orDefault()
 	n := li.length
-	d.Log = log
-	d.Prelude = mustPrelude("isnan_", "isinf_", "log1p")
+	d.Softmax, d.Log = true, log
 	serial := (n <= serialMaxRed || (li.sideBySide(0) && li.nLines >= serialSideBySide)) && 3*trips(n) <= lim.MaxLoopTrips
 	few := fewLong(li.nLines, n)
 	if serial || !few && softmaxGroupTrips(n, lim) <= lim.MaxLoopTrips {
@@ -50,7 +49,7 @@ func Softmax(log bool, a LineArgs) (Plan, error) {
 		if serial {
 			d.Mode = "serial"
 		}
-		k, err := d.kernel("softmax", fmt.Sprintf("%v|%s|%d|%v|%d", log, d.Mode, d.WG, a.InPlace, len(li.shape)), serial, li.nLines, lim, d.bindings())
+		k, err := d.kernel("softmax", serial, li.nLines, lim, d.bindings())
 		return Plan{Kernels: []Kernel{k}}, err
 	}
 	seglen, segs, err := segments("Softmax", n, max(2, firstSegments(false, li.nLines, n)), func(seglen, segs int) int {
@@ -78,7 +77,7 @@ func Softmax(log bool, a LineArgs) (Plan, error) {
 			binds = d.bindings(Binding{Name: "scratch", ReadOnly: true})
 		}
 		d.Stage = stage
-		k, err := d.kernel("softmax_seg", fmt.Sprintf("%v|%d|%d|%v|%d", log, stage, d.WG, a.InPlace, len(li.shape)), false, li.nLines*segs, lim, binds)
+		k, err := d.kernel("softmax_seg", false, li.nLines*segs, lim, binds)
 		if err != nil {
 			return Plan{}, err
 		}
@@ -120,9 +119,8 @@ func CumSum(typ string, a LineArgs) (Plan, error) {
 	lim := a.Limits.orDefault()
 	n := li.length
 	d.WG = lim.wgSize(256)
-	key := func() string { return fmt.Sprintf("%s|%d|%v|%d|%v", typ, d.WG, a.InPlace, len(li.shape), d.Chunked) }
 	if !fewLong(li.nLines, n) && trips(n) <= lim.MaxLoopTrips {
-		k, err := d.kernel("cumsum", key(), true, li.nLines, lim, d.bindings())
+		k, err := d.kernel("cumsum", true, li.nLines, lim, d.bindings())
 		return Plan{Kernels: []Kernel{k}}, err
 	}
 	seglen, segs, err := segments("CumSum", n, ceilDiv(n, segmentTarget), func(seglen, segs int) int { return max(trips(seglen), trips(segs)) }, lim)
@@ -135,44 +133,79 @@ func CumSum(typ string, a LineArgs) (Plan, error) {
 		return Plan{}, err
 	}
 	d.p.SetU32("nseg", uint32(segs)).SetU32("seglen", uint32(seglen))
-	k2, err := d.kernel("cumsum_offsets", key(), true, li.nLines, lim, []Binding{{Name: "scratch"}})
+	k2, err := d.kernel("cumsum_offsets", true, li.nLines, lim, []Binding{{Name: "scratch"}})
 	if err != nil {
 		return Plan{}, err
 	}
 	d.Chunked = true
-	k3, err := d.kernel("cumsum", key(), true, li.nLines*segs, lim, d.bindings(Binding{Name: "scratch", ReadOnly: true}))
+	k3, err := d.kernel("cumsum", true, li.nLines*segs, lim, d.bindings(Binding{Name: "scratch", ReadOnly: true}))
 	if err != nil {
 		return Plan{}, err
 	}
 	return Plan{Kernels: []Kernel{k1, k2, k3}, Scratch: int64(4 * segs * li.nLines)}, nil
 }
 
+// lineData is the line templates' data and render-cache key (see
+// srcKey): the element type, the strategy ("serial" or "group") and
+// workgroup size, the pass of a segmented plan, which kernel (softmax or
+// log-softmax, else cumsum), whether x lives in out, whether a cumsum
+// scans chunks, and the rank of the lines' positions.
 type lineData struct {
-	Struct, T, Mode, Prelude, KeptWalk string
-	WG, Stage                          int
-	Log, InPlace, Chunked              bool
-	p                                  *Params
+	T, Mode                        string
+	WG, Stage                      int
+	Softmax, Log, InPlace, Chunked bool
+	KR                             int
+}
+
+// fields are the params: nout, len, xstride, ostride, nseg, seglen,
+// part, offs (x, out), the positions' extents (ksh) and the strides over
+// them of x (kx) and out (ko).
+func (d lineData) fields() []ParamField {
+	return []ParamField{{"nout", "u32", 0}, {"len", "u32", 0}, {"xstride", "u32", 0}, {"ostride", "u32", 0},
+		{"nseg", "u32", 0}, {"seglen", "u32", 0}, {"part", "u32", 0},
+		{"offs", "array", 1}, {"ksh", "array", vec4s(d.KR)}, {"kx", "array", vec4s(d.KR)}, {"ko", "array", vec4s(d.KR)}}
+}
+
+// Struct is the params' WGSL declaration.
+func (d lineData) Struct() string { return NewParams(d.fields()...).Struct() }
+
+// Prelude is the helpers softmax calls.
+func (d lineData) Prelude() string {
+	if d.Softmax {
+		return mustPrelude("isnan_", "isinf_", "log1p")
+	}
+	return ""
+}
+
+// KeptWalk turns the line index o into the offsets xb and ob.
+func (d lineData) KeptWalk() string {
+	return walk{Flat: "o", Shape: "ksh", Rank: d.KR, Vars: []string{"xb", "ob"},
+		Inits: []string{"params.offs[0].x", "params.offs[0].y"}, Strides: []string{"kx", "ko"}}.Code()
+}
+
+// A linePlan is a LineArgs plan in the making: the template data and the
+// params its kernels share.
+type linePlan struct {
+	lineData
+	p *Params
 }
 
 // lineKernel plans the lines of a LineArgs kernel and fills its params:
 // nout, len, xstride, ostride, nseg and seglen (1 and len: whole lines),
 // part (0), offs (x, out), ksh, kx, ko.
-func lineKernel(what, typ string, a LineArgs) (lines, *lineData, error) {
+func lineKernel(what, typ string, a LineArgs) (lines, *linePlan, error) {
 	li, err := planLines(what, []Layout{a.X, a.Out}, a.Dim, allDims, false)
 	if err != nil {
 		return li, nil, err
 	}
-	kr := len(li.shape)
-	p := NewParams(ParamField{"nout", "u32", 0}, ParamField{"len", "u32", 0}, ParamField{"xstride", "u32", 0}, ParamField{"ostride", "u32", 0},
-		ParamField{"nseg", "u32", 0}, ParamField{"seglen", "u32", 0}, ParamField{"part", "u32", 0},
-		ParamField{"offs", "array", 1}, ParamField{"ksh", "array", vec4s(kr)}, ParamField{"kx", "array", vec4s(kr)}, ParamField{"ko", "array", vec4s(kr)})
+	d := &linePlan{lineData: lineData{T: typ, InPlace: a.InPlace, KR: len(li.shape)}}
+	kr := d.KR
+	p := NewParams(d.fields()...)
 	p.SetU32("nout", uint32(li.nLines)).SetU32("len", uint32(li.length)).SetU32("xstride", uint32(li.dstep[0])).SetU32("ostride", uint32(li.dstep[1]))
 	p.SetU32("nseg", 1).SetU32("seglen", uint32(li.length))
 	p.SetArray("offs", u32s([]int{a.X.Offset, a.Out.Offset}, 4, 0)).SetArray("ksh", u32s(li.shape, 4*vec4s(kr), 1))
 	p.SetArray("kx", u32s(li.strides[0], 4*vec4s(kr), 0)).SetArray("ko", u32s(li.strides[1], 4*vec4s(kr), 0))
-	d := &lineData{Struct: p.Struct(), T: typ, InPlace: a.InPlace, p: p,
-		KeptWalk: walk{Flat: "o", Shape: "ksh", Rank: kr, Vars: []string{"xb", "ob"},
-			Inits: []string{"params.offs[0].x", "params.offs[0].y"}, Strides: []string{"kx", "ko"}}.Code()}
+	d.p = p
 	return li, d, nil
 }
 
@@ -180,7 +213,7 @@ func lineKernel(what, typ string, a LineArgs) (lines, *lineData, error) {
 // writing op over each of the segs segments of each line to the scratch
 // buffer (serial: at s·nLines + o; else at o·segs + s), reading x through
 // inputBinding.
-func (d *lineData) partials(op string, li lines, xOff int, serial bool, segs int, lim Limits) (Kernel, error) {
+func (d *linePlan) partials(op string, li lines, xOff int, serial bool, segs int, lim Limits) (Kernel, error) {
 	r := reduceDims{kShape: li.shape, kX: li.strides[0], kD: make([]int, len(li.shape)),
 		rShape: []int{li.length}, rX: []int{li.dstep[0]}, nOut: li.nLines, nRed: li.length}
 	k, err := reduceKernel(op, d.T, r, 0, xOff, serial, segs, true, lim)
@@ -190,7 +223,7 @@ func (d *lineData) partials(op string, li lines, xOff int, serial bool, segs int
 
 // inputBinding is the read-only binding through which a kernel that
 // writes only scratch reads x: "out" when x lives there.
-func (d *lineData) inputBinding() Binding {
+func (d lineData) inputBinding() Binding {
 	if d.InPlace {
 		return Binding{Name: "out", ReadOnly: true}
 	}
@@ -198,7 +231,7 @@ func (d *lineData) inputBinding() Binding {
 }
 
 // bindings returns "out", then "x" unless in place, then extra.
-func (d *lineData) bindings(extra ...Binding) []Binding {
+func (d lineData) bindings(extra ...Binding) []Binding {
 	b := []Binding{{Name: "out"}}
 	if !d.InPlace {
 		b = append(b, Binding{Name: "x", ReadOnly: true})
@@ -206,15 +239,14 @@ func (d *lineData) bindings(extra ...Binding) []Binding {
 	return append(b, extra...)
 }
 
-// kernel renders template tmpl (key determines the source) with the
-// current params over n rows: invocations in workgroups of d.WG
-// (serial), else workgroups.
-func (d *lineData) kernel(tmpl, key string, serial bool, n int, lim Limits, bindings []Binding) (Kernel, error) {
+// kernel renders template tmpl with the current data and params over n
+// rows: invocations in workgroups of d.WG (serial), else workgroups.
+func (d *linePlan) kernel(tmpl string, serial bool, n int, lim Limits, bindings []Binding) (Kernel, error) {
 	groups, err := rowGrid(serial, n, d.WG, lim)
 	if err != nil {
 		return Kernel{}, err
 	}
-	src, err := render(tmpl, key, d)
+	src, err := render(tmpl, d.lineData)
 	if err != nil {
 		return Kernel{}, err
 	}
