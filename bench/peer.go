@@ -84,6 +84,7 @@ type peerProc struct {
 	stderr *tail
 	dir    string
 	info   PeerInfo
+	waited sync.Once
 }
 
 // startPeer writes the peer script to a temporary directory and starts it
@@ -131,6 +132,7 @@ func startPeer(python string, threads int) (*peerProc, error) {
 func (p *peerProc) read(v any) error {
 	line, err := p.out.ReadBytes('\n')
 	if err != nil {
+		p.wait() // stderr is copied in full only once the process is waited for
 		return fmt.Errorf("peer script exited (%v): %s", err, p.stderr.String())
 	}
 	if err := json.Unmarshal(line, v); err != nil {
@@ -157,9 +159,12 @@ func (p *peerProc) run(req peerRequest) (peerResponse, error) {
 // close ends the script and removes its directory.
 func (p *peerProc) close() {
 	p.in.Close()
-	p.cmd.Wait()
+	p.wait()
 	os.RemoveAll(p.dir)
 }
+
+// wait waits for the script to exit, once.
+func (p *peerProc) wait() { p.waited.Do(func() { p.cmd.Wait() }) }
 
 // supports reports whether the script implements workload for peer.
 func (p *peerProc) supports(peer, workload string) bool {
