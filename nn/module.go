@@ -100,7 +100,9 @@ func NewLinear(in, out int, opts ...tensor.Option) *LinearLayer {
 func (l *LinearLayer) Forward(x *tensor.Tensor) *tensor.Tensor { return Linear(x, l.Weight, l.Bias) }
 
 // Slots returns "weight" and "bias".
-func (l *LinearLayer) Slots() []Slot { return []Slot{Param("weight", &l.Weight), Param("bias", &l.Bias)} }
+func (l *LinearLayer) Slots() []Slot {
+	return []Slot{Param("weight", &l.Weight), Param("bias", &l.Bias)}
+}
 
 // Children returns nil: a linear layer has none.
 func (l *LinearLayer) Children() []Child { return nil }

@@ -44,7 +44,9 @@ func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.RNNCell names them.
-func (c *RNNCell) Slots() []Slot { return cellSlots("", &c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH) }
+func (c *RNNCell) Slots() []Slot {
+	return cellSlots("", &c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH)
+}
 
 // Children returns nil.
 func (c *RNNCell) Children() []Child { return nil }
@@ -100,7 +102,9 @@ func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
 
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.LSTMCell names them.
-func (l *LSTMCell) Slots() []Slot { return cellSlots("", &l.WeightIH, &l.WeightHH, &l.BiasIH, &l.BiasHH) }
+func (l *LSTMCell) Slots() []Slot {
+	return cellSlots("", &l.WeightIH, &l.WeightHH, &l.BiasIH, &l.BiasHH)
+}
 
 // Children returns nil.
 func (l *LSTMCell) Children() []Child { return nil }
