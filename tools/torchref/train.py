@@ -258,6 +258,11 @@ def gen_groups():
                [{"params": [0]}, {"params": [1, 2], "lr": 0.01, "momentum": 0.5, "weight_decay": 0.01, "nesterov": True}])
     group_case("sgd/momentum_and_none/f64", "sgd", {"lr": 0.1},
                [{"params": [0, 1], "momentum": 0.9, "dampening": 0.1}, {"params": [2], "lr": 0.05}])
+    group_case("adam/lr_wd_per_group/f32", "adam", {"lr": 0.01},
+               [{"params": [0, 1]}, {"params": [2], "lr": 0.05, "weight_decay": 0.1}], dtype="float32")
+    group_case("sgd/momentum_per_group/f32", "sgd", {"lr": 0.1, "momentum": 0.9},
+               [{"params": [0]}, {"params": [1, 2], "lr": 0.01, "momentum": 0.5, "weight_decay": 0.01, "nesterov": True}],
+               dtype="float32")
 
 
 # --------------------------------------------------------------------------
