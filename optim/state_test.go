@@ -40,7 +40,9 @@ var stateful = []struct {
 		o := optim.NewAdagrad(a, optim.LR(0.1), optim.LRDecay(0.01))
 		o.AddParamGroup(b, optim.InitialAccumulator(0.1))
 		return o
-	}, func(o optim.Optimizer) optim.Scheduler { return optim.NewOneCycleLR(o, 0.1, 10, optim.NoCycleMomentum()) }},
+	}, func(o optim.Optimizer) optim.Scheduler {
+		return optim.NewOneCycleLR(o, 0.1, 10, optim.NoCycleMomentum())
+	}},
 	{"RMSProp centered + cosine", func(a, b []*tensor.Tensor) optim.Optimizer {
 		o := optim.NewRMSProp(a, optim.LR(0.01), optim.Centered(), optim.Momentum(0.5))
 		o.AddParamGroup(b, optim.Centered(false), optim.Momentum(0))
