@@ -51,6 +51,7 @@ import torch
 from torch import nn
 
 from gen import enc_tensor as enc, torch_package_version
+from optim import trajectory_inputs
 
 torch.set_num_threads(1)
 
@@ -199,21 +200,11 @@ def gen_sched():
 # --------------------------------------------------------------------------
 
 GROUP_STEPS = 5
-SCALES = [1.0, 0.1, 2.0, 0.05, 0.5]
 OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}
 
 
 def group_case(name, op, defaults, groups, dtype="float64", warmup=None, cosine=None):
-    dt = DTYPES[dtype]
-    g = generator(name)
-    draw = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64).to(torch.float32).to(dt)
-    params = [draw(3, 4).requires_grad_(True), draw(5).requires_grad_(True), draw(2, 3).requires_grad_(True)]
-    inputs = [enc(p) for p in params]
-    grads = []
-    for s in range(GROUP_STEPS):
-        step = [(draw(*p.shape).double() * SCALES[s]).to(torch.float32).to(dt) for p in params]
-        grads.append(step)
-        inputs += [enc(x) for x in step]
+    params, grads, inputs = trajectory_inputs(name, dtype, [(3, 4), (5,), (2, 3)], GROUP_STEPS)
     pg = []
     for grp in groups:
         d = {k: (tuple(v) if k == "betas" else v) for k, v in grp.items() if k != "params"}
