@@ -30,7 +30,18 @@
 // StateDict and LoadStateDict export and import the optimizer's state
 // for a checkpoint: its tensors under PyTorch's names ("state.0.exp_avg")
 // and the rest (hyper-parameters, step counts) as a State that encodes
-// to JSON, for checkpoint.SetMeta; a Scheduler's State likewise.
+// to JSON, for checkpoint.SetMeta; a Scheduler's State likewise. To
+// resume, build the model, optimizer and schedule as before, then load:
+//
+//	tensors, st := opt.StateDict()
+//	for name, t := range tensors {
+//		state["optimizer."+name] = t // beside nn.StateDict(model)'s names
+//	}
+//	checkpoint.SetMeta(meta, checkpoint.MetaOptimizer, st)
+//	checkpoint.SetMeta(meta, checkpoint.MetaSchedule, sched.State())
+//	...
+//	err = opt.LoadStateDict(optimizerTensors, st) // the "optimizer." tensors, prefix cut
+//	err = sched.LoadState(ss)
 //
 // An option that the optimizer does not have (Nesterov for Adam, say)
 // panics with tensor.ErrArgument, as do out-of-range values (PyTorch's

@@ -191,7 +191,7 @@ func sameOptimizer(a, b Optimizer) bool {
 	return ta != nil && ta == tb && ta.Comparable() && a == b
 }
 
-// StepLR multiplies each group's learning rate by Gamma every StepSize
+// StepLR multiplies each group's learning rate by gamma every stepSize
 // epochs, as torch.optim.lr_scheduler.StepLR.
 type StepLR struct {
 	sched
@@ -227,8 +227,8 @@ func (s *StepLR) closedForm(gs []*Group) []float64 {
 }
 
 // CosineAnnealingLR anneals each group's learning rate from its base
-// rate to EtaMin along a half cosine over TMax epochs (and back up over
-// the next TMax, and so on), as torch.optim.lr_scheduler.CosineAnnealingLR
+// rate to etaMin along a half cosine over tMax epochs (and back up over
+// the next tMax, and so on), as torch.optim.lr_scheduler.CosineAnnealingLR
 // in its recursive form, which follows changes made to the rates from
 // outside.
 type CosineAnnealingLR struct {
@@ -274,7 +274,7 @@ func (s *CosineAnnealingLR) closedForm(gs []*Group) []float64 {
 func pyMod(a, b int) int { return ((a % b) + b) % b }
 
 // LinearLR multiplies each group's base learning rate by a factor that
-// moves linearly from StartFactor to EndFactor over TotalIters epochs,
+// moves linearly from start to end over totalIters epochs,
 // then stays, as torch.optim.lr_scheduler.LinearLR: a warm-up from a
 // small start factor to 1, or a linear decay.
 type LinearLR struct {
