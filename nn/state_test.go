@@ -324,6 +324,12 @@ func TestStrictLoad(t *testing.T) {
 		if !slices.Equal(held, nn.Parameters(dst)) {
 			t.Errorf("%v: loading replaced parameters instead of writing them", dev)
 		}
+		// Model to model in memory, as load_state_dict(other.state_dict()).
+		copied := nn.NewSequential(newWithBuffer(tensor.On(dev)), nn.NewLinear(2, 4, tensor.On(dev)))
+		if _, err := checkpoint.LoadInto(&checkpoint.File{Tensors: nn.StateDict(dst)}, nn.StateDict(copied), true); err != nil {
+			t.Fatalf("%v: %v", dev, err)
+		}
+		near(t, "copied", toF64(nn.StateDict(copied)["1.weight"].Float32s()), toF64(want["1.weight"].Float32s()), 0)
 
 		other := (&nn.Sequential{}).Add("0", newWithBuffer()).Add("head", nn.NewLinear(2, 5))
 		before := other.Layers[0].(*withBuffer).Lin.Weight.Float32s()
