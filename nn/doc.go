@@ -40,6 +40,10 @@
 //	...
 //	_, err = checkpoint.LoadInto(f, nn.StateDict(model), true)
 //
+// The same matching copies one model into another in memory:
+// checkpoint.LoadInto(&checkpoint.File{Tensors: nn.StateDict(src)},
+// nn.StateDict(dst), true).
+//
 // Misuse (a bad shape, dtype or argument) panics with a *tensor.Error
 // whose Op names the nn function, as the tensor ops do.
 package nn
