@@ -77,16 +77,20 @@ func (b *base) StateDict() (map[string]*tensor.Tensor, State) {
 func (b *base) LoadStateDict(tensors map[string]*tensor.Tensor, st State) error {
 	params := b.Params()
 	var problems []string
-	kind := tensor.ErrArgument
+	errKind := tensor.ErrArgument
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	groups := b.checkGroups(st, len(params), bad)
 	staged := make([][]*tensor.Tensor, len(params))
+	given := map[[2]int]bool{} // buffers present, well-formed or not
 	for i := range staged {
 		staged[i] = make([]*tensor.Tensor, len(b.buffers))
 	}
 	for _, name := range slices.Sorted(maps.Keys(tensors)) {
 		t := tensors[name]
 		i, k, ok := b.parseName(name, len(params))
+		if ok {
+			given[[2]int{i, k}] = true
+		}
 		switch {
 		case !ok:
 			bad("%q is not the name of a %s buffer of one of its %d parameters", name, b.name, len(params))
@@ -94,7 +98,7 @@ func (b *base) LoadStateDict(tensors map[string]*tensor.Tensor, st State) error 
 			bad("%q is not a float tensor", name)
 		case !slices.Equal(t.Shape(), params[i].Shape()):
 			bad("%q has shape %v but its parameter %v", name, t.Shape(), params[i].Shape())
-			kind = tensor.ErrShape
+			errKind = tensor.ErrShape
 		case len(st.Steps) == len(params) && st.Steps[i] == 0:
 			bad("%q belongs to a parameter that has not stepped", name)
 		default:
@@ -107,7 +111,7 @@ func (b *base) LoadStateDict(tensors map[string]*tensor.Tensor, st State) error 
 			for range g.params {
 				if st.Steps[i] > 0 {
 					for _, k := range b.required(&groups[gi]) {
-						if staged[i][k] == nil && !slices.ContainsFunc(problems, func(s string) bool { return strings.Contains(s, b.stateName(i, k)) }) {
+						if !given[[2]int{i, k}] {
 							bad("%q is missing for a parameter that has stepped %d times", b.stateName(i, k), st.Steps[i])
 						}
 					}
@@ -117,7 +121,7 @@ func (b *base) LoadStateDict(tensors map[string]*tensor.Tensor, st State) error 
 		}
 	}
 	if len(problems) > 0 {
-		return &tensor.Error{Op: "optim." + b.name + ".LoadStateDict", Err: kind, Detail: "nothing loaded: " + strings.Join(problems, "; ")}
+		return &tensor.Error{Op: "optim." + b.name + ".LoadStateDict", Err: errKind, Detail: "nothing loaded: " + strings.Join(problems, "; ")}
 	}
 	copies, err := copyState(staged, params)
 	if err != nil {

@@ -180,6 +180,10 @@ func TestLoadStateDictErrors(t *testing.T) {
 		{"a shape", `"state.1.exp_avg" has shape [2 3]`, tensor.ErrShape, func(m map[string]*tensor.Tensor, _ *optim.State) {
 			m["state.1.exp_avg"] = m["state.0.exp_avg"]
 		}},
+		{"a missing buffer beside a mis-shaped one", `"state.1.exp_avg" is missing`, tensor.ErrShape, func(m map[string]*tensor.Tensor, _ *optim.State) {
+			delete(m, "state.1.exp_avg")
+			m["state.1.exp_avg_sq"] = m["state.0.exp_avg"]
+		}},
 		{"a parameter that has not stepped", "has not stepped", tensor.ErrArgument, func(_ map[string]*tensor.Tensor, s *optim.State) { s.Steps[0] = 0 }},
 		{"an integer buffer", "not a float tensor", tensor.ErrArgument, func(m map[string]*tensor.Tensor, _ *optim.State) {
 			m["state.1.exp_avg"] = tensor.New([]int32{1, 2})
