@@ -33,7 +33,7 @@ var mlpStep = Workload{
 	Setup: func(dev tensor.Device, s Size) Case {
 		batch, widths := s.Dims[0], s.Dims[1:]
 		model := nn.NewMLP(widths, (*tensor.Tensor).ReLU, tensor.On(dev))
-		opt := optim.NewSGD(model.Parameters(), optim.LR(0.01))
+		opt := optim.NewSGD(nn.Parameters(model), optim.LR(0.01))
 		x := tensor.Randn([]int{batch, widths[0]}, tensor.On(dev))
 		y := tensor.RandInt(0, widths[len(widths)-1], []int{batch}, tensor.On(dev))
 		step := scoped(func() {
@@ -43,7 +43,7 @@ var mlpStep = Workload{
 			opt.ZeroGrad()
 			loss.Item()
 		})
-		return Case{Step: step, Release: released(append(model.Parameters(), x, y)...)}
+		return Case{Step: step, Release: released(append(nn.Parameters(model), x, y)...)}
 	},
 }
 

@@ -63,12 +63,12 @@ func TestResumeIsBitwiseIdentical(t *testing.T) {
 	m := newMLP(1, tensor.CPU)
 	l := toyLoader(t, 5)
 	defer l.Close()
-	want := trainSteps(m, optim.NewSGD(m.Parameters(), optim.LR(lr)), l, 8)
+	want := trainSteps(m, optim.NewSGD(nn.Parameters(m), optim.LR(lr)), l, 8)
 
 	m = newMLP(1, tensor.CPU)
 	l2 := toyLoader(t, 5)
 	defer l2.Close()
-	got := trainSteps(m, optim.NewSGD(m.Parameters(), optim.LR(lr)), l2, 3)
+	got := trainSteps(m, optim.NewSGD(nn.Parameters(m), optim.LR(lr)), l2, 3)
 	meta := map[string]string{}
 	for k, v := range map[string]any{MetaStep: 3, MetaLoader: LoaderState(l2.State()), MetaOptimizer: sgdHyper{lr}} {
 		if err := SetMeta(meta, k, v); err != nil {
@@ -76,7 +76,7 @@ func TestResumeIsBitwiseIdentical(t *testing.T) {
 		}
 	}
 	p := filepath.Join(t.TempDir(), "ckpt.safetensors")
-	if err := Save(p, mlpState(m), meta); err != nil {
+	if err := Save(p, nn.StateDict(m), meta); err != nil {
 		t.Fatal(err)
 	}
 
@@ -97,13 +97,13 @@ func TestResumeIsBitwiseIdentical(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := LoadInto(f, mlpState(resume), true); err != nil {
+	if _, err := LoadInto(f, nn.StateDict(resume), true); err != nil {
 		t.Fatal(err)
 	}
 	if err := l3.Restore(data.State(st)); err != nil {
 		t.Fatal(err)
 	}
-	got = append(got, trainSteps(resume, optim.NewSGD(resume.Parameters(), optim.LR(hyper.LR)), l3, 8-step)...)
+	got = append(got, trainSteps(resume, optim.NewSGD(nn.Parameters(resume), optim.LR(hyper.LR)), l3, 8-step)...)
 	for i := range want {
 		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
 			t.Fatalf("step %d: loss %v after resuming, %v without stopping (all: %v vs %v)", i, got[i], want[i], got, want)

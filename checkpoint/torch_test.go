@@ -21,16 +21,9 @@ import (
 //	reader.py export testdata/torch/mlp.safetensors testdata/torch/mlp_io.safetensors 5,7,3 0
 const torchData = "testdata/torch"
 
-// mlpState returns the state dict of an nn.NewMLP of three sizes under
-// the names torch.nn.Sequential(Linear, ReLU, Linear) gives it.
-func mlpState(m *nn.Sequential) map[string]*tensor.Tensor {
-	l0, l2 := m.Layers[0].(*nn.LinearLayer), m.Layers[2].(*nn.LinearLayer)
-	return map[string]*tensor.Tensor{"0.weight": l0.Weight, "0.bias": l0.Bias, "2.weight": l2.Weight, "2.bias": l2.Bias}
-}
-
 func newMLP(seed uint64, dev tensor.Device) *nn.Sequential {
 	m := nn.NewMLP([]int{5, 7, 3}, (*tensor.Tensor).ReLU, tensor.WithGenerator(tensor.NewGenerator(seed)))
-	m.To(dev)
+	nn.To(m, dev)
 	return m
 }
 
@@ -60,11 +53,11 @@ func checkTorchMLP(t *testing.T, model, io string) {
 			t.Errorf("metadata %v, want format pt", f.Meta)
 		}
 		m := newMLP(99, dev)
-		keys, err := LoadInto(f, mlpState(m), true)
+		keys, err := LoadInto(f, nn.StateDict(m), true)
 		if err != nil || keys.Missing != nil || keys.Unexpected != nil {
 			t.Fatalf("LoadInto: %v %v", keys, err)
 		}
-		for name, p := range mlpState(m) {
+		for name, p := range nn.StateDict(m) {
 			sameTensor(t, name, p, f.Tensors[name])
 			if !p.RequiresGrad() || p.Device() != dev {
 				t.Errorf("%s is now %v", name, p)
@@ -139,7 +132,7 @@ func TestTorchReadsTessera(t *testing.T) {
 		m := newMLP(7, dev)
 		x := tensor.Randn([]int{4, 5}, tensor.WithGenerator(tensor.NewGenerator(8)), tensor.On(dev))
 		model, in, out := filepath.Join(dir, "model-"+dev.String()), filepath.Join(dir, "in-"+dev.String()), filepath.Join(dir, "out-"+dev.String())
-		if err := Save(model, mlpState(m), map[string]string{"step": "0"}); err != nil {
+		if err := Save(model, nn.StateDict(m), map[string]string{"step": "0"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := Save(in, map[string]*tensor.Tensor{"x": x}, nil); err != nil {

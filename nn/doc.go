@@ -5,25 +5,44 @@
 // Functional ops (torch.nn.functional) take every tensor as an argument:
 // CrossEntropy, NLLLoss, MSELoss, BinaryCrossEntropyWithLogits, Linear,
 // Embedding, Dropout and LayerNorm. Losses take LossOptions (Reduce,
-// IgnoreIndex, Weight) with PyTorch's defaults.
+// IgnoreIndex, Weight) with PyTorch's defaults. ClipGradNorm and
+// ClipGradValue clip gradients in place (torch.nn.utils).
 //
-// Modules (torch.nn) own their parameters, leaves marked
-// SetRequiresGrad(true) and initialised as PyTorch does: LinearLayer,
-// EmbeddingLayer, LayerNormLayer, DropoutLayer, RNNCell, LSTMCell, LSTM
-// and Sequential (NewMLP builds a multi-layer perceptron). The layers
-// that share a name with a functional op carry a Layer suffix (Go has one
-// namespace per package); constructors are NewLinear, NewEmbedding, and
-// so on. Every module has Parameters and To; those that map one tensor to
-// one tensor implement Layer.
+// Modules (torch.nn) implement Module: they name the tensors they hold
+// (Slots: parameters, leaves that require grad, initialised as PyTorch
+// does, and buffers) and the modules they are made of (Children):
+// LinearLayer, EmbeddingLayer, LayerNormLayer, DropoutLayer, RNNCell,
+// LSTMCell, LSTM and Sequential (NewMLP builds a multi-layer
+// perceptron). The layers that share a name with a functional op carry a
+// Layer suffix (Go has one namespace per package); constructors are
+// NewLinear, NewEmbedding, and so on. Those that map one tensor to one
+// tensor implement Layer.
+//
+// Everything torch.nn.Module does by walking its tree is a function
+// here: Parameters, NamedParameters, Buffers, NamedBuffers,
+// NamedModules, StateDict (PyTorch's dotted names: "0.weight",
+// "layers.1.bias", "weight_ih_l0"), To, Train and Eval, Freeze and
+// Unfreeze. StateDict returns the model's own tensors, so
+// checkpoint.LoadInto loads a file into the model in place, strictly
+// (missing, unexpected, mis-shaped and mis-typed names are an error and
+// load nothing) or not:
 //
 //	model := nn.NewMLP([]int{784, 128, 10}, (*tensor.Tensor).ReLU)
-//	opt := optim.NewAdam(model.Parameters(), optim.LR(1e-3))
+//	nn.To(model, dev)
+//	opt := optim.NewAdam(nn.Parameters(model), optim.LR(1e-3))
 //	tensor.Scope(func() {
 //		loss := nn.CrossEntropy(model.Forward(x), y)
 //		autograd.Backward(loss)
 //		opt.Step()
 //		opt.ZeroGrad()
 //	})
+//	err := checkpoint.Save(path, nn.StateDict(model), nil)
+//	...
+//	_, err = checkpoint.LoadInto(f, nn.StateDict(model), true)
+//
+// The same matching copies one model into another in memory:
+// checkpoint.LoadInto(&checkpoint.File{Tensors: nn.StateDict(src)},
+// nn.StateDict(dst), true).
 //
 // Misuse (a bad shape, dtype or argument) panics with a *tensor.Error
 // whose Op names the nn function, as the tensor ops do.

@@ -105,22 +105,3 @@ func LayerNorm(x *tensor.Tensor, normalizedShape []int, weight, bias *tensor.Ten
 	}
 	return y
 }
-
-// ClipGradValue clamps the gradient of every parameter that has one to
-// [-clip, clip] in place, as torch.nn.utils.clip_grad_value_ (and
-// min-char-rnn's np.clip). It panics with ErrArgument for a negative clip.
-func ClipGradValue(params []*tensor.Tensor, clip float64) {
-	if !(clip >= 0) {
-		fail("ClipGradValue", tensor.ErrArgument, fmt.Sprintf("clip value must be non-negative, got %g", clip))
-	}
-	for i, p := range params {
-		if p == nil {
-			fail("ClipGradValue", tensor.ErrArgument, fmt.Sprintf("parameter %d is a nil *Tensor", i))
-		}
-	}
-	for _, p := range params {
-		if g := p.Grad(); g != nil {
-			g.Context().NoGrad(func() { g.ClampInPlace(-clip, clip) })
-		}
-	}
-}

@@ -7,23 +7,62 @@ import (
 	"github.com/tessera-ml/tessera/tensor"
 )
 
-// A Module owns parameters: leaves that require grad, kept out of every
-// tensor.Scope.
+// A Module is a layer or a model: it names the tensors it holds (its
+// slots: parameters and buffers) and the modules it is made of (its
+// children). Everything else (Parameters, StateDict, To, Train, Freeze,
+// ...) is a function of this package that walks the tree, as
+// torch.nn.Module's methods walk _parameters, _buffers and _modules.
+//
+// A slot points at the field that holds its tensor, so that To can
+// replace a leaf by its copy on another device; a nil tensor (a layer
+// built without a bias) is left out, as PyTorch leaves out a None
+// parameter. Names must be non-empty, hold no ".", and be unique among a
+// module's slots and children: the functions that walk a module panic
+// with ErrArgument otherwise, and for a nil child or a module that
+// contains itself.
 type Module interface {
-	// Parameters returns the module's parameters, in a fixed order.
-	Parameters() []*tensor.Tensor
-	// To moves the parameters to dev (new leaves replace the old ones:
-	// call it before handing Parameters to an optimizer). It panics with
-	// ErrDevice when dev is unavailable and ErrDType for float64
-	// parameters and a GPU.
-	To(dev tensor.Device)
+	// Slots returns the module's own parameters and buffers, not its
+	// children's, in a fixed order.
+	Slots() []Slot
+	// Children returns the module's direct sub-modules in a fixed order.
+	Children() []Child
 }
 
-// A Layer is a Module that maps one tensor to one tensor, so that
-// layers compose in a Sequential.
+// A Layer is a Module that maps one tensor to one tensor, so that layers
+// compose in a Sequential.
 type Layer interface {
 	Module
 	Forward(x *tensor.Tensor) *tensor.Tensor
+}
+
+// A ModeSetter is a module that behaves differently in training and in
+// evaluation (dropout; batch norm's statistics). Train and Eval call
+// SetTraining on every module of a tree that implements it.
+type ModeSetter interface {
+	SetTraining(on bool)
+}
+
+// A Slot names a field of a module that holds a tensor: a parameter (a
+// leaf that requires grad, learnt by an optimizer) or, when Buffer is
+// true, a buffer (state such as running statistics, saved in the state
+// dict but not learnt).
+type Slot struct {
+	Name   string
+	Ptr    **tensor.Tensor
+	Buffer bool
+}
+
+// Param returns the Slot of parameter name held in *p.
+func Param(name string, p **tensor.Tensor) Slot { return Slot{Name: name, Ptr: p} }
+
+// Buffer returns the Slot of buffer name held in *b. A buffer must be
+// kept out of every tensor.Scope (Keep) by the module that creates it.
+func Buffer(name string, b **tensor.Tensor) Slot { return Slot{Name: name, Ptr: b, Buffer: true} }
+
+// A Child is a named sub-module.
+type Child struct {
+	Name   string
+	Module Module
 }
 
 // uniformParam returns a parameter of shape drawn from U(-bound, bound)
@@ -32,30 +71,9 @@ func uniformParam(shape []int, bound float64, opts []tensor.Option) *tensor.Tens
 	return tensor.Uniform(shape, -bound, bound, opts...).SetRequiresGrad(true)
 }
 
-// moveParam replaces *p by a copy on dev that requires grad like *p.
-func moveParam(p **tensor.Tensor, dev tensor.Device) {
-	t := *p
-	if t == nil || t.Device() == dev {
-		return
-	}
-	var moved *tensor.Tensor
-	t.Context().NoGrad(func() { moved = t.Detach().To(dev) })
-	*p = moved.SetRequiresGrad(t.RequiresGrad())
-}
-
-// params returns the non-nil tensors of ps.
-func params(ps ...*tensor.Tensor) []*tensor.Tensor {
-	out := make([]*tensor.Tensor, 0, len(ps))
-	for _, p := range ps {
-		if p != nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // LinearLayer is torch.nn.Linear: y = x·Weightᵀ + Bias, with Weight
-// (out, in) and Bias (out), or no bias when Bias is nil.
+// (out, in) and Bias (out), or no bias when Bias is nil. Its state-dict
+// names are "weight" and "bias".
 type LinearLayer struct {
 	Weight, Bias *tensor.Tensor
 }
@@ -81,14 +99,16 @@ func NewLinear(in, out int, opts ...tensor.Option) *LinearLayer {
 // Forward returns Linear(x, l.Weight, l.Bias): (..., in) → (..., out).
 func (l *LinearLayer) Forward(x *tensor.Tensor) *tensor.Tensor { return Linear(x, l.Weight, l.Bias) }
 
-// Parameters returns Weight and, if present, Bias.
-func (l *LinearLayer) Parameters() []*tensor.Tensor { return params(l.Weight, l.Bias) }
+// Slots returns "weight" and "bias".
+func (l *LinearLayer) Slots() []Slot {
+	return []Slot{Param("weight", &l.Weight), Param("bias", &l.Bias)}
+}
 
-// To moves the parameters to dev.
-func (l *LinearLayer) To(dev tensor.Device) { moveParam(&l.Weight, dev); moveParam(&l.Bias, dev) }
+// Children returns nil: a linear layer has none.
+func (l *LinearLayer) Children() []Child { return nil }
 
 // EmbeddingLayer is torch.nn.Embedding: a lookup table Weight
-// (num, dim) indexed by Int32 indices.
+// (num, dim) indexed by Int32 indices; its state-dict name is "weight".
 type EmbeddingLayer struct {
 	Weight *tensor.Tensor
 }
@@ -106,15 +126,16 @@ func (e *EmbeddingLayer) Forward(indices *tensor.Tensor) *tensor.Tensor {
 	return Embedding(e.Weight, indices)
 }
 
-// Parameters returns Weight.
-func (e *EmbeddingLayer) Parameters() []*tensor.Tensor { return params(e.Weight) }
+// Slots returns "weight".
+func (e *EmbeddingLayer) Slots() []Slot { return []Slot{Param("weight", &e.Weight)} }
 
-// To moves the parameters to dev.
-func (e *EmbeddingLayer) To(dev tensor.Device) { moveParam(&e.Weight, dev) }
+// Children returns nil.
+func (e *EmbeddingLayer) Children() []Child { return nil }
 
 // LayerNormLayer is torch.nn.LayerNorm over the trailing dimensions
 // Shape, with elementwise Weight (ones) and Bias (zeros) of that shape,
-// or none when they are nil.
+// or none when they are nil; their state-dict names are "weight" and
+// "bias".
 type LayerNormLayer struct {
 	Shape        []int
 	Weight, Bias *tensor.Tensor
@@ -139,14 +160,16 @@ func (l *LayerNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return LayerNorm(x, l.Shape, l.Weight, l.Bias, l.Eps)
 }
 
-// Parameters returns Weight and Bias, those that are not nil.
-func (l *LayerNormLayer) Parameters() []*tensor.Tensor { return params(l.Weight, l.Bias) }
+// Slots returns "weight" and "bias".
+func (l *LayerNormLayer) Slots() []Slot {
+	return []Slot{Param("weight", &l.Weight), Param("bias", &l.Bias)}
+}
 
-// To moves the parameters to dev.
-func (l *LayerNormLayer) To(dev tensor.Device) { moveParam(&l.Weight, dev); moveParam(&l.Bias, dev) }
+// Children returns nil.
+func (l *LayerNormLayer) Children() []Child { return nil }
 
 // DropoutLayer is torch.nn.Dropout: Dropout(x, P, Training, Gen).
-// Training starts true; Sequential.SetTraining switches it.
+// Training starts true; Train and Eval switch it.
 type DropoutLayer struct {
 	P        float64
 	Training bool
@@ -167,11 +190,11 @@ func (d *DropoutLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return Dropout(x, d.P, d.Training, d.Gen)
 }
 
-// Parameters returns nil: dropout has none.
-func (d *DropoutLayer) Parameters() []*tensor.Tensor { return nil }
+// Slots returns nil: dropout holds no tensor.
+func (d *DropoutLayer) Slots() []Slot { return nil }
 
-// To does nothing: dropout has no parameters.
-func (d *DropoutLayer) To(tensor.Device) {}
+// Children returns nil.
+func (d *DropoutLayer) Children() []Child { return nil }
 
 // SetTraining switches between training (true) and evaluation.
 func (d *DropoutLayer) SetTraining(on bool) { d.Training = on }
@@ -183,71 +206,8 @@ type Func func(x *tensor.Tensor) *tensor.Tensor
 // Forward returns f(x).
 func (f Func) Forward(x *tensor.Tensor) *tensor.Tensor { return f(x) }
 
-// Parameters returns nil.
-func (f Func) Parameters() []*tensor.Tensor { return nil }
+// Slots returns nil.
+func (f Func) Slots() []Slot { return nil }
 
-// To does nothing.
-func (f Func) To(tensor.Device) {}
-
-// Sequential applies its layers in order, as torch.nn.Sequential.
-type Sequential struct {
-	Layers []Layer
-}
-
-// NewSequential returns a Sequential of layers.
-func NewSequential(layers ...Layer) *Sequential { return &Sequential{Layers: layers} }
-
-// Forward feeds x through every layer in turn.
-func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
-	for i, l := range s.Layers {
-		if l == nil {
-			fail("Sequential", tensor.ErrArgument, fmt.Sprintf("layer %d is nil", i))
-		}
-		x = l.Forward(x)
-	}
-	return x
-}
-
-// Parameters returns the parameters of every layer, in layer order.
-func (s *Sequential) Parameters() []*tensor.Tensor {
-	var out []*tensor.Tensor
-	for _, l := range s.Layers {
-		out = append(out, l.Parameters()...)
-	}
-	return out
-}
-
-// To moves every layer to dev.
-func (s *Sequential) To(dev tensor.Device) {
-	for _, l := range s.Layers {
-		l.To(dev)
-	}
-}
-
-// SetTraining switches every layer that has a training mode (dropout,
-// nested Sequentials) to training (true) or evaluation (false).
-func (s *Sequential) SetTraining(on bool) {
-	for _, l := range s.Layers {
-		if t, ok := l.(interface{ SetTraining(bool) }); ok {
-			t.SetTraining(on)
-		}
-	}
-}
-
-// NewMLP returns a multi-layer perceptron: LinearLayers from sizes[i] to
-// sizes[i+1] with activation between them (not after the last); a nil
-// activation means none. opts are those of NewLinear. It panics with
-// ErrArgument when sizes has fewer than two entries.
-func NewMLP(sizes []int, activation func(*tensor.Tensor) *tensor.Tensor, opts ...tensor.Option) *Sequential {
-	if len(sizes) < 2 {
-		fail("NewMLP", tensor.ErrArgument, "an MLP needs at least an input and an output size")
-	}
-	s := &Sequential{}
-	for i := 0; i+1 < len(sizes); i++ {
-		if i > 0 && activation != nil {
-			s.Layers = append(s.Layers, Func(activation))
-		}
-		s.Layers = append(s.Layers, NewLinear(sizes[i], sizes[i+1], opts...))
-	}
-	return s
-}
+// Children returns nil.
+func (f Func) Children() []Child { return nil }

@@ -130,7 +130,7 @@ func TestDropout(t *testing.T) {
 func TestLinearLayerInit(t *testing.T) {
 	l := nn.NewLinear(50, 400, tensor.WithGenerator(tensor.NewGenerator(5)))
 	bound := 1 / math.Sqrt(50)
-	for _, p := range l.Parameters() {
+	for _, p := range nn.Parameters(l) {
 		if !p.IsLeaf() || !p.RequiresGrad() || p.DType() != tensor.Float32 {
 			t.Fatalf("parameter %v: want a Float32 leaf that requires grad", p.Shape())
 		}
@@ -151,8 +151,8 @@ func TestLinearLayerInit(t *testing.T) {
 	if got := y.Shape(); len(got) != 3 || got[2] != 400 {
 		t.Errorf("output shape %v", got)
 	}
-	l.To(tensor.CPU)
-	if len(l.Parameters()) != 2 {
+	nn.To(l, tensor.CPU)
+	if len(nn.Parameters(l)) != 2 {
 		t.Error("To(CPU) lost parameters")
 	}
 	e := nn.NewEmbedding(1000, 20, tensor.WithGenerator(tensor.NewGenerator(6)))
@@ -170,8 +170,8 @@ func TestLinearLayerInit(t *testing.T) {
 
 func TestSequentialMLP(t *testing.T) {
 	mlp := nn.NewMLP([]int{4, 8, 3}, (*tensor.Tensor).ReLU, f64()...)
-	if len(mlp.Layers) != 3 || len(mlp.Parameters()) != 4 {
-		t.Fatalf("MLP has %d layers and %d parameters, want 3 and 4", len(mlp.Layers), len(mlp.Parameters()))
+	if len(mlp.Layers) != 3 || len(nn.Parameters(mlp)) != 4 {
+		t.Fatalf("MLP has %d layers and %d parameters, want 3 and 4", len(mlp.Layers), len(nn.Parameters(mlp)))
 	}
 	x := tensor.Uniform([]int{5, 4}, -1, 1, f64()...)
 	l0, l2 := mlp.Layers[0].(*nn.LinearLayer), mlp.Layers[2].(*nn.LinearLayer)
@@ -180,9 +180,9 @@ func TestSequentialMLP(t *testing.T) {
 
 	d := nn.NewDropout(0.5)
 	s := nn.NewSequential(nn.NewLayerNorm([]int{4}, f64()...), d)
-	s.SetTraining(false)
+	nn.Eval(s)
 	if d.Training {
-		t.Error("SetTraining(false) did not reach the dropout layer")
+		t.Error("Eval did not reach the dropout layer")
 	}
 	ln := nn.LayerNorm(x, []int{4}, nil, nil, 1e-5)
 	near(t, "LayerNorm layer", s.Forward(x).Float64s(), ln.Float64s(), 1e-15)
@@ -193,7 +193,7 @@ func TestSequentialMLP(t *testing.T) {
 		loss = nn.MSELoss(mlp.Forward(x), tensor.Zeros([]int{5, 3}, f64()...))
 		autograd.Backward(loss)
 	})
-	for _, p := range mlp.Parameters() {
+	for _, p := range nn.Parameters(mlp) {
 		_ = p.Float64s() // panics if released
 		if p.Grad() == nil {
 			t.Fatal("no gradient after backward")

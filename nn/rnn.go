@@ -42,16 +42,19 @@ func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 	return Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH)).Tanh()
 }
 
-// Parameters returns WeightIH, WeightHH, BiasIH, BiasHH (those not nil).
-func (c *RNNCell) Parameters() []*tensor.Tensor {
-	return params(c.WeightIH, c.WeightHH, c.BiasIH, c.BiasHH)
+// Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
+// torch.nn.RNNCell names them.
+func (c *RNNCell) Slots() []Slot {
+	return cellSlots("", &c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH)
 }
 
-// To moves the parameters to dev.
-func (c *RNNCell) To(dev tensor.Device) {
-	for _, p := range []**tensor.Tensor{&c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH} {
-		moveParam(p, dev)
-	}
+// Children returns nil.
+func (c *RNNCell) Children() []Child { return nil }
+
+// cellSlots returns the slots of a recurrent cell's weights and biases
+// under PyTorch's names, each followed by suffix ("_l0" in a stack).
+func cellSlots(suffix string, wih, whh, bih, bhh **tensor.Tensor) []Slot {
+	return []Slot{Param("weight_ih"+suffix, wih), Param("weight_hh"+suffix, whh), Param("bias_ih"+suffix, bih), Param("bias_hh"+suffix, bhh)}
 }
 
 // LSTMCell is torch.nn.LSTMCell. The gates are stacked in PyTorch's
@@ -97,17 +100,14 @@ func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
 	return o.Mul(c2.Tanh()), c2
 }
 
-// Parameters returns WeightIH, WeightHH, BiasIH, BiasHH (those not nil).
-func (l *LSTMCell) Parameters() []*tensor.Tensor {
-	return params(l.WeightIH, l.WeightHH, l.BiasIH, l.BiasHH)
+// Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
+// torch.nn.LSTMCell names them.
+func (l *LSTMCell) Slots() []Slot {
+	return cellSlots("", &l.WeightIH, &l.WeightHH, &l.BiasIH, &l.BiasHH)
 }
 
-// To moves the parameters to dev.
-func (l *LSTMCell) To(dev tensor.Device) {
-	for _, p := range []**tensor.Tensor{&l.WeightIH, &l.WeightHH, &l.BiasIH, &l.BiasHH} {
-		moveParam(p, dev)
-	}
-}
+// Children returns nil.
+func (l *LSTMCell) Children() []Child { return nil }
 
 // recurrentBound is PyTorch's init bound of recurrent layers: 1/√hidden,
 // or 0 for no hidden units.
@@ -136,7 +136,8 @@ func zeroState(op string, x, s *tensor.Tensor, hidden int) *tensor.Tensor {
 
 // LSTM is torch.nn.LSTM without dropout, bidirectionality or
 // projections: a stack of LSTMCells, layer l+1 reading the hidden states
-// of layer l. Inputs are laid out (seq, batch, input).
+// of layer l. Inputs are laid out (seq, batch, input). Its state dict
+// holds the cells' tensors under PyTorch's names ("weight_ih_l0", …).
 type LSTM struct {
 	Cells []*LSTMCell
 }
@@ -193,18 +194,21 @@ func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
 	return tensor.Stack(steps, 0), tensor.Stack(hs, 0), tensor.Stack(cs, 0)
 }
 
-// Parameters returns the parameters of every cell, layer by layer.
-func (m *LSTM) Parameters() []*tensor.Tensor {
-	var out []*tensor.Tensor
-	for _, c := range m.Cells {
-		out = append(out, c.Parameters()...)
+// Slots returns the cells' weights and biases layer by layer under
+// torch.nn.LSTM's names: "weight_ih_l0", "weight_hh_l0", "bias_ih_l0",
+// "bias_hh_l0", "weight_ih_l1", …. It panics with ErrArgument for a nil
+// cell.
+func (m *LSTM) Slots() []Slot {
+	var out []Slot
+	for k, c := range m.Cells {
+		if c == nil {
+			fail("LSTM", tensor.ErrArgument, fmt.Sprintf("cell %d is nil", k))
+		}
+		out = append(out, cellSlots(fmt.Sprintf("_l%d", k), &c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH)...)
 	}
 	return out
 }
 
-// To moves every cell to dev.
-func (m *LSTM) To(dev tensor.Device) {
-	for _, c := range m.Cells {
-		c.To(dev)
-	}
-}
+// Children returns nil: the cells' tensors are the LSTM's own slots, as
+// in PyTorch.
+func (m *LSTM) Children() []Child { return nil }

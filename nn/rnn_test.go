@@ -76,8 +76,8 @@ func TestLSTMCellGateOrder(t *testing.T) {
 func TestLSTMLayers(t *testing.T) {
 	opts := f64(tensor.WithGenerator(tensor.NewGenerator(23)))
 	m := nn.NewLSTM(3, 4, 2, opts...)
-	if len(m.Parameters()) != 8 {
-		t.Fatalf("%d parameters, want 8", len(m.Parameters()))
+	if len(nn.Parameters(m)) != 8 {
+		t.Fatalf("%d parameters, want 8", len(nn.Parameters(m)))
 	}
 	x := tensor.Uniform([]int{5, 2, 3}, -1, 1, opts...)
 	h0 := tensor.Uniform([]int{2, 2, 4}, -1, 1, opts...)

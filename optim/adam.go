@@ -14,18 +14,39 @@ import (
 //	v = β2·v + (1-β2)·g²
 //	v̂ = max(v̂, v) with AMSGrad, else v
 //	p = p - lr/(1-β1ᵗ) · m / (√v̂/√(1-β2ᵗ) + eps)
+//
+// Its state is "exp_avg" (m), "exp_avg_sq" (v) and, with AMSGrad,
+// "max_exp_avg_sq" (v̂) for each parameter, and the step t.
 type Adam struct {
 	base
 	decoupled bool
-	steps     []int
-	m, v, vm  []*tensor.Tensor
 }
 
-// NewAdam returns Adam over params, which must be float leaves that
-// require grad. Options and defaults: LR 1e-3, Betas 0.9 and 0.999, Eps
-// 1e-8, WeightDecay 0, AMSGrad, Maximize. It panics with ErrArgument for
-// no parameters, another option or a value out of range (negative or not
-// finite; betas outside [0, 1)).
+const (
+	expAvg = iota
+	expAvgSq
+	maxExpAvgSq
+)
+
+func adamKind(name string) kind {
+	return kind{
+		name:    name,
+		options: []string{"Betas", "Eps", "WeightDecay", "AMSGrad"},
+		buffers: []string{"exp_avg", "exp_avg_sq", "max_exp_avg_sq"},
+		required: func(h *Hyper) []int {
+			if h.AMSGrad {
+				return []int{expAvg, expAvgSq, maxExpAvgSq}
+			}
+			return []int{expAvg, expAvgSq}
+		},
+	}
+}
+
+// NewAdam returns Adam over params, which must be float leaves. Options
+// and defaults: LR 1e-3, Betas 0.9 and 0.999, Eps 1e-8, WeightDecay 0,
+// AMSGrad, Maximize. It panics with ErrArgument for no parameters,
+// another option or a value out of range (negative or not finite; betas
+// outside [0, 1)).
 func NewAdam(params []*tensor.Tensor, opts ...Option) *Adam {
 	return newAdam("Adam", params, false, 0, opts)
 }
@@ -37,41 +58,31 @@ func NewAdamW(params []*tensor.Tensor, opts ...Option) *Adam {
 	return newAdam("AdamW", params, true, 1e-2, opts)
 }
 
-func newAdam(op string, params []*tensor.Tensor, decoupled bool, wd float64, opts []Option) *Adam {
-	defaults := config{lr: 1e-3, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: wd}
-	c := newConfig(op, defaults, opts, "Betas", "Eps", "WeightDecay", "AMSGrad")
-	n := len(params)
-	return &Adam{base: newBase(op, params, c), decoupled: decoupled, steps: make([]int, n),
-		m: make([]*tensor.Tensor, n), v: make([]*tensor.Tensor, n), vm: make([]*tensor.Tensor, n)}
+func newAdam(name string, params []*tensor.Tensor, decoupled bool, wd float64, opts []Option) *Adam {
+	defaults := Hyper{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: wd}
+	return &Adam{base: newBase(adamKind(name), params, defaults, opts), decoupled: decoupled}
 }
 
 // Step updates every parameter that has a gradient.
 func (o *Adam) Step() {
-	c := o.cfg
-	o.step(!o.decoupled, func(i int, p, g *tensor.Tensor, tmp *temps) {
-		if o.m[i] == nil {
-			o.m[i], o.v[i] = state(p, 0), state(p, 0)
-			if c.amsgrad {
-				o.vm[i] = state(p, 0)
-			}
+	o.step(!o.decoupled, func(h *Hyper, st *paramState, p, g *tensor.Tensor, tmp *temps) {
+		t := float64(st.step)
+		if o.decoupled && h.WeightDecay != 0 {
+			p.MulScalarInPlace(1 - h.LR*h.WeightDecay)
 		}
-		o.steps[i]++
-		t := float64(o.steps[i])
-		if o.decoupled && c.weightDecay != 0 {
-			p.MulScalarInPlace(1 - c.lr*c.weightDecay)
-		}
-		m, v := o.m[i], o.v[i]
-		m.MulScalarInPlace(c.beta1).AddInPlace(g, 1-c.beta1)
-		v.MulScalarInPlace(c.beta2).AddcmulInPlace(g, g, 1-c.beta2)
-		bc1 := 1 - math.Pow(c.beta1, t)
-		bc2 := 1 - math.Pow(c.beta2, t)
-		if c.amsgrad {
-			o.vm[i].CopyFrom(tmp.add(o.vm[i].Maximum(v)))
-			v = o.vm[i]
+		m, v := st.buf(expAvg, p, 0), st.buf(expAvgSq, p, 0)
+		m.MulScalarInPlace(h.Beta1).AddInPlace(g, 1-h.Beta1)
+		v.MulScalarInPlace(h.Beta2).AddcmulInPlace(g, g, 1-h.Beta2)
+		bc1 := 1 - math.Pow(h.Beta1, t)
+		bc2 := 1 - math.Pow(h.Beta2, t)
+		if h.AMSGrad {
+			vm := st.buf(maxExpAvgSq, p, 0)
+			vm.CopyFrom(tmp.add(vm.Maximum(v)))
+			v = vm
 		}
 		// (√v / √bc2) + eps, with a true division as in PyTorch.
 		s := tmp.add(tensor.Full(nil, math.Sqrt(bc2), tensor.Like(p)))
-		denom := tmp.add(tmp.add(v.Sqrt()).Div(s)).AddScalarInPlace(c.eps)
-		p.AddcdivInPlace(m, denom, -c.lr/bc1)
+		denom := tmp.add(tmp.add(v.Sqrt()).Div(s)).AddScalarInPlace(h.Eps)
+		p.AddcdivInPlace(m, denom, -h.LR/bc1)
 	})
 }

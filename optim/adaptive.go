@@ -11,34 +11,34 @@ import "github.com/tessera-ml/tessera/tensor"
 //
 // eps is added outside the square root (min-char-rnn's hand-written
 // Adagrad uses √(sum + 1e-8); with Eps(1e-8) the two agree to within
-// 1e-8 of the denominator).
+// 1e-8 of the denominator). Its state is "sum" for each parameter and
+// the step t.
 type Adagrad struct {
 	base
-	steps []int
-	sums  []*tensor.Tensor
 }
 
-// NewAdagrad returns Adagrad over params, which must be float leaves
-// that require grad. Options and defaults: LR 1e-2, LRDecay 0,
-// WeightDecay 0, InitialAccumulator 0, Eps 1e-10, Maximize. It panics
-// with ErrArgument for no parameters, another option or a negative or
-// non-finite value.
+var adagradKind = kind{
+	name:     "Adagrad",
+	options:  []string{"LRDecay", "WeightDecay", "InitialAccumulator", "Eps"},
+	buffers:  []string{"sum"},
+	required: func(*Hyper) []int { return []int{0} },
+}
+
+// NewAdagrad returns Adagrad over params, which must be float leaves.
+// Options and defaults: LR 1e-2, LRDecay 0, WeightDecay 0,
+// InitialAccumulator 0, Eps 1e-10, Maximize. It panics with ErrArgument
+// for no parameters, another option or a negative or non-finite value.
 func NewAdagrad(params []*tensor.Tensor, opts ...Option) *Adagrad {
-	c := newConfig("Adagrad", config{lr: 1e-2, eps: 1e-10}, opts, "LRDecay", "WeightDecay", "InitialAccumulator", "Eps")
-	return &Adagrad{base: newBase("Adagrad", params, c), steps: make([]int, len(params)), sums: make([]*tensor.Tensor, len(params))}
+	return &Adagrad{newBase(adagradKind, params, Hyper{LR: 1e-2, Eps: 1e-10}, opts)}
 }
 
 // Step updates every parameter that has a gradient.
 func (o *Adagrad) Step() {
-	c := o.cfg
-	o.step(true, func(i int, p, g *tensor.Tensor, tmp *temps) {
-		if o.sums[i] == nil {
-			o.sums[i] = state(p, c.initAcc)
-		}
-		o.steps[i]++
-		clr := c.lr / (1 + float64(o.steps[i]-1)*c.lrDecay)
-		o.sums[i].AddcmulInPlace(g, g, 1)
-		std := tmp.add(o.sums[i].Sqrt()).AddScalarInPlace(c.eps)
+	o.step(true, func(h *Hyper, st *paramState, p, g *tensor.Tensor, tmp *temps) {
+		sum := st.buf(0, p, h.InitialAccumulator)
+		clr := h.LR / (1 + float64(st.step-1)*h.LRDecay)
+		sum.AddcmulInPlace(g, g, 1)
+		std := tmp.add(sum.Sqrt()).AddScalarInPlace(h.Eps)
 		p.AddcdivInPlace(g, std, -clr)
 	})
 }
@@ -53,52 +53,62 @@ func (o *Adagrad) Step() {
 //
 // eps is added after the square root (TensorFlow adds it inside).
 // Karpathy's pg-pong RMSProp ascent is Alpha(0.99), Eps(1e-5), Maximize().
+// Its state is "square_avg" (v), "momentum_buffer" and "grad_avg" (ḡ)
+// for each parameter.
 type RMSProp struct {
 	base
-	sq, gavg, bufs []*tensor.Tensor
 }
 
-// NewRMSProp returns RMSProp over params, which must be float leaves
-// that require grad. Options and defaults: LR 1e-2, Alpha 0.99, Eps
-// 1e-8, WeightDecay 0, Momentum 0, Centered, Maximize. It panics with
-// ErrArgument for no parameters, another option or a negative or
-// non-finite value.
+const (
+	squareAvg = iota
+	rmsMomentum
+	gradAvg
+)
+
+var rmspropKind = kind{
+	name:    "RMSProp",
+	options: []string{"Alpha", "Eps", "WeightDecay", "Momentum", "Centered"},
+	buffers: []string{"square_avg", "momentum_buffer", "grad_avg"},
+	required: func(h *Hyper) []int {
+		out := []int{squareAvg}
+		if h.Momentum > 0 {
+			out = append(out, rmsMomentum)
+		}
+		if h.Centered {
+			out = append(out, gradAvg)
+		}
+		return out
+	},
+}
+
+// NewRMSProp returns RMSProp over params, which must be float leaves.
+// Options and defaults: LR 1e-2, Alpha 0.99, Eps 1e-8, WeightDecay 0,
+// Momentum 0, Centered, Maximize. It panics with ErrArgument for no
+// parameters, another option or a negative or non-finite value.
 func NewRMSProp(params []*tensor.Tensor, opts ...Option) *RMSProp {
-	c := newConfig("RMSProp", config{lr: 1e-2, alpha: 0.99, eps: 1e-8}, opts, "Alpha", "Eps", "WeightDecay", "Momentum", "Centered")
-	n := len(params)
-	return &RMSProp{base: newBase("RMSProp", params, c),
-		sq: make([]*tensor.Tensor, n), gavg: make([]*tensor.Tensor, n), bufs: make([]*tensor.Tensor, n)}
+	return &RMSProp{newBase(rmspropKind, params, Hyper{LR: 1e-2, Alpha: 0.99, Eps: 1e-8}, opts)}
 }
 
 // Step updates every parameter that has a gradient.
 func (o *RMSProp) Step() {
-	c := o.cfg
-	o.step(true, func(i int, p, g *tensor.Tensor, tmp *temps) {
-		if o.sq[i] == nil {
-			o.sq[i] = state(p, 0)
-			if c.centered {
-				o.gavg[i] = state(p, 0)
-			}
-			if c.momentum > 0 {
-				o.bufs[i] = state(p, 0)
-			}
-		}
-		sq := o.sq[i]
-		sq.MulScalarInPlace(c.alpha).AddcmulInPlace(g, g, 1-c.alpha)
+	o.step(true, func(h *Hyper, st *paramState, p, g *tensor.Tensor, tmp *temps) {
+		sq := st.buf(squareAvg, p, 0)
+		sq.MulScalarInPlace(h.Alpha).AddcmulInPlace(g, g, 1-h.Alpha)
 		var avg *tensor.Tensor
-		if c.centered {
-			ga := o.gavg[i]
-			ga.MulScalarInPlace(c.alpha).AddInPlace(g, 1-c.alpha)
+		if h.Centered {
+			ga := st.buf(gradAvg, p, 0)
+			ga.MulScalarInPlace(h.Alpha).AddInPlace(g, 1-h.Alpha)
 			avg = tmp.add(tmp.add(tensor.Addcmul(sq, ga, ga, -1)).Sqrt())
 		} else {
 			avg = tmp.add(sq.Sqrt())
 		}
-		avg.AddScalarInPlace(c.eps)
-		if c.momentum > 0 {
-			o.bufs[i].MulScalarInPlace(c.momentum).AddcdivInPlace(g, avg, 1)
-			p.AddInPlace(o.bufs[i], -c.lr)
+		avg.AddScalarInPlace(h.Eps)
+		if h.Momentum > 0 {
+			buf := st.buf(rmsMomentum, p, 0)
+			buf.MulScalarInPlace(h.Momentum).AddcdivInPlace(g, avg, 1)
+			p.AddInPlace(buf, -h.LR)
 		} else {
-			p.AddcdivInPlace(g, avg, -c.lr)
+			p.AddcdivInPlace(g, avg, -h.LR)
 		}
 	})
 }

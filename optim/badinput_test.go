@@ -57,8 +57,20 @@ func TestOptionValidation(t *testing.T) {
 		{"a nil option", "option 1 is nil", sgd(optim.LR(0.1), nil)},
 		{"no parameters", "empty parameter list", func() { optim.NewAdam(nil) }},
 		{"a nil parameter", "parameter 1", func() { optim.NewSGD([]*tensor.Tensor{p, nil}) }},
-		{"SetLR(+Inf)", "learning rate", func() { optim.NewSGD(ps).SetLR(inf) }},
-		{"SetLR(NaN)", "learning rate", func() { optim.NewSGD(ps).SetLR(nan) }},
+		{"a group's LR set to +Inf", "group 0: invalid learning rate", func() { o := optim.NewSGD(ps); o.Groups()[0].LR = inf; o.Step() }},
+		{"a group's LR set to NaN", "group 0: invalid learning rate", func() { o := optim.NewAdam(ps); o.Groups()[0].LR = nan; o.Step() }},
+		{"a group's beta set to 1", "group 1: invalid beta", func() {
+			o := optim.NewAdam(ps)
+			o.AddParamGroup([]*tensor.Tensor{tensor.Zeros([]int{1})})
+			o.Groups()[1].Beta1 = 1
+			o.Step()
+		}},
+		{"Nesterov set without momentum", "Nesterov", func() { o := optim.NewSGD(ps); o.Groups()[0].Nesterov = true; o.Step() }},
+		{"AddParamGroup with a taken parameter", "more than one parameter group", func() { optim.NewSGD(ps).AddParamGroup(ps) }},
+		{"a parameter twice", "appears twice", func() { optim.NewSGD([]*tensor.Tensor{p, p}) }},
+		{"AddParamGroup with an option SGD lacks", "option Betas", func() {
+			optim.NewSGD(ps).AddParamGroup([]*tensor.Tensor{tensor.Zeros([]int{1})}, optim.Betas(0.9, 0.9))
+		}},
 	} {
 		err := tensor.Catch(c.f)
 		if !errors.Is(err, tensor.ErrArgument) || !strings.Contains(err.Error(), c.want) {

@@ -1,7 +1,9 @@
 // Package optim updates parameters from their gradients with PyTorch's
 // optimizers: SGD (momentum, dampening, Nesterov), Adam, AdamW, Adagrad
 // and RMSProp, each following torch.optim's single-tensor update formulas
-// (PyTorch 1.13) step for step.
+// (PyTorch 1.13) step for step, and changes their learning rates with
+// torch.optim.lr_scheduler's schedules: StepLR, CosineAnnealingLR,
+// LinearLR (warm-up), OneCycleLR and SequentialLR (warm-up then cosine).
 //
 // Updates run in place, under NoGrad in each parameter's context
 // (tensor.Context), with the fused in-place ops
@@ -12,8 +14,34 @@
 //
 // Hyper-parameters are options with PyTorch's defaults:
 //
-//	opt := optim.NewAdam(model.Parameters(), optim.LR(3e-4), optim.WeightDecay(0.01))
+//	opt := optim.NewAdam(nn.Parameters(model), optim.LR(3e-4), optim.WeightDecay(0.01))
 //	opt := optim.NewRMSProp(params, optim.LR(1e-4), optim.Alpha(0.99), optim.Eps(1e-5), optim.Maximize())
+//
+// Parameter groups (PyTorch's [{"params": ..., "lr": ...}, ...]): the
+// constructor's parameters are group 0 with the constructor's options;
+// AddParamGroup adds a group whose options override those. Each group's
+// hyper-parameters are fields of its Group, read and set between steps
+// (schedules set LR, and Momentum or Beta1):
+//
+//	opt := optim.NewAdamW(decay, optim.LR(6e-4), optim.WeightDecay(0.1))
+//	opt.AddParamGroup(noDecay, optim.WeightDecay(0))
+//	opt.Groups()[1].LR = 1e-4
+//
+// StateDict and LoadStateDict export and import the optimizer's state
+// for a checkpoint: its tensors under PyTorch's names ("state.0.exp_avg")
+// and the rest (hyper-parameters, step counts) as a State that encodes
+// to JSON, for checkpoint.SetMeta; a Scheduler's State likewise. To
+// resume, build the model, optimizer and schedule as before, then load:
+//
+//	tensors, st := opt.StateDict()
+//	for name, t := range tensors {
+//		state["optimizer."+name] = t // beside nn.StateDict(model)'s names
+//	}
+//	checkpoint.SetMeta(meta, checkpoint.MetaOptimizer, st)
+//	checkpoint.SetMeta(meta, checkpoint.MetaSchedule, sched.State())
+//	...
+//	err = opt.LoadStateDict(optimizerTensors, st) // the "optimizer." tensors, prefix cut
+//	err = sched.LoadState(ss)
 //
 // An option that the optimizer does not have (Nesterov for Adam, say)
 // panics with tensor.ErrArgument, as do out-of-range values (PyTorch's
@@ -32,194 +60,178 @@ import (
 // gradients.
 type Optimizer interface {
 	// Step updates every parameter that has a gradient; parameters
-	// without one (Grad() == nil) are skipped, as in PyTorch.
+	// without one (Grad() == nil: frozen, or unused) are skipped, as in
+	// PyTorch. It panics with ErrArgument when a group's hyper-parameter
+	// was set out of range.
 	Step()
 	// ZeroGrad clears every parameter's gradient (sets it to nil, as
 	// PyTorch's zero_grad(set_to_none=True), releasing its memory).
 	ZeroGrad()
+	// Groups returns the parameter groups, whose hyper-parameters may be
+	// read and set between steps.
+	Groups() []*Group
+	// AddParamGroup adds a group of parameters with the optimizer's
+	// options overridden by opts.
+	AddParamGroup(params []*tensor.Tensor, opts ...Option)
+	// StateDict returns the optimizer's state tensors, named
+	// "state.<index>.<buffer>" as PyTorch names them (the index counts
+	// the parameters group after group), and the rest of its state.
+	// The tensors are the optimizer's own, not copies.
+	StateDict() (map[string]*tensor.Tensor, State)
+	// LoadStateDict replaces the optimizer's state and its groups'
+	// hyper-parameters by those StateDict returned, converting the
+	// tensors to each parameter's dtype and device, all or nothing.
+	LoadStateDict(tensors map[string]*tensor.Tensor, st State) error
 }
 
-// An Option sets a hyper-parameter of an optimizer.
+// Hyper holds the hyper-parameters of one parameter group. Each
+// optimizer reads the fields of its options (see its constructor) and
+// ignores the others; Step checks the ranges of those it reads.
+type Hyper struct {
+	LR                 float64 `json:"lr"`
+	Momentum           float64 `json:"momentum,omitempty"`
+	Dampening          float64 `json:"dampening,omitempty"`
+	WeightDecay        float64 `json:"weight_decay,omitempty"`
+	Beta1              float64 `json:"beta1,omitempty"`
+	Beta2              float64 `json:"beta2,omitempty"`
+	Eps                float64 `json:"eps,omitempty"`
+	Alpha              float64 `json:"alpha,omitempty"`
+	LRDecay            float64 `json:"lr_decay,omitempty"`
+	InitialAccumulator float64 `json:"initial_accumulator_value,omitempty"`
+	Nesterov           bool    `json:"nesterov,omitempty"`
+	AMSGrad            bool    `json:"amsgrad,omitempty"`
+	Centered           bool    `json:"centered,omitempty"`
+	Maximize           bool    `json:"maximize,omitempty"`
+}
+
+// An Option sets a hyper-parameter of an optimizer or a group.
 type Option func(*config)
 
 type config struct {
-	lr, momentum, dampening, weightDecay float64
-	beta1, beta2, eps, alpha, lrDecay    float64
-	initAcc                              float64
-	nesterov, amsgrad, centered          bool
-	maximize                             bool
-	set                                  []string
+	Hyper
+	set []string
 }
 
 func (c *config) mark(name string) { c.set = append(c.set, name) }
 
 // LR sets the learning rate.
-func LR(lr float64) Option { return func(c *config) { c.lr = lr; c.mark("LR") } }
+func LR(lr float64) Option { return func(c *config) { c.LR = lr; c.mark("LR") } }
 
 // Momentum sets the momentum factor (SGD, RMSProp; default 0).
-func Momentum(m float64) Option { return func(c *config) { c.momentum = m; c.mark("Momentum") } }
+func Momentum(m float64) Option { return func(c *config) { c.Momentum = m; c.mark("Momentum") } }
 
 // Dampening sets SGD's dampening of the momentum (default 0).
-func Dampening(d float64) Option { return func(c *config) { c.dampening = d; c.mark("Dampening") } }
+func Dampening(d float64) Option { return func(c *config) { c.Dampening = d; c.mark("Dampening") } }
 
 // WeightDecay sets the L2 penalty added to the gradient (decoupled decay
 // for AdamW; default 0, or 0.01 for AdamW).
 func WeightDecay(wd float64) Option {
-	return func(c *config) { c.weightDecay = wd; c.mark("WeightDecay") }
+	return func(c *config) { c.WeightDecay = wd; c.mark("WeightDecay") }
 }
 
 // Nesterov enables Nesterov momentum (SGD; needs Momentum > 0 and zero
-// Dampening).
-func Nesterov() Option { return func(c *config) { c.nesterov = true; c.mark("Nesterov") } }
+// Dampening; Nesterov(false) turns it off in a group).
+func Nesterov(on ...bool) Option {
+	return func(c *config) { c.Nesterov = flag(on); c.mark("Nesterov") }
+}
 
 // Betas sets Adam's coefficients of the running averages of the gradient
 // and its square (default 0.9, 0.999).
 func Betas(b1, b2 float64) Option {
-	return func(c *config) { c.beta1, c.beta2 = b1, b2; c.mark("Betas") }
+	return func(c *config) { c.Beta1, c.Beta2 = b1, b2; c.mark("Betas") }
 }
 
 // Eps sets the term added to the denominator (default 1e-8; Adagrad's is
 // 1e-10). PyTorch adds it after the square root, as do these optimizers.
-func Eps(eps float64) Option { return func(c *config) { c.eps = eps; c.mark("Eps") } }
+func Eps(eps float64) Option { return func(c *config) { c.Eps = eps; c.mark("Eps") } }
 
-// AMSGrad uses the maximum of past squared-gradient averages (Adam, AdamW).
-func AMSGrad() Option { return func(c *config) { c.amsgrad = true; c.mark("AMSGrad") } }
+// AMSGrad uses the maximum of past squared-gradient averages (Adam,
+// AdamW; AMSGrad(false) turns it off in a group).
+func AMSGrad(on ...bool) Option {
+	return func(c *config) { c.AMSGrad = flag(on); c.mark("AMSGrad") }
+}
 
 // Alpha sets RMSProp's smoothing constant (decay rate; default 0.99).
-func Alpha(a float64) Option { return func(c *config) { c.alpha = a; c.mark("Alpha") } }
+func Alpha(a float64) Option { return func(c *config) { c.Alpha = a; c.mark("Alpha") } }
 
 // Centered normalises RMSProp's update by the estimated variance of the
-// gradient instead of its second moment.
-func Centered() Option { return func(c *config) { c.centered = true; c.mark("Centered") } }
+// gradient instead of its second moment (Centered(false) turns it off).
+func Centered(on ...bool) Option {
+	return func(c *config) { c.Centered = flag(on); c.mark("Centered") }
+}
 
 // LRDecay sets Adagrad's learning-rate decay (default 0).
-func LRDecay(d float64) Option { return func(c *config) { c.lrDecay = d; c.mark("LRDecay") } }
+func LRDecay(d float64) Option { return func(c *config) { c.LRDecay = d; c.mark("LRDecay") } }
 
 // InitialAccumulator sets the starting value of Adagrad's sum of squared
 // gradients (default 0).
 func InitialAccumulator(v float64) Option {
-	return func(c *config) { c.initAcc = v; c.mark("InitialAccumulator") }
+	return func(c *config) { c.InitialAccumulator = v; c.mark("InitialAccumulator") }
 }
 
 // Maximize ascends the objective instead of descending it (every
 // optimizer), as PyTorch's maximize=True: the gradient is negated first.
-func Maximize() Option { return func(c *config) { c.maximize = true; c.mark("Maximize") } }
+// Maximize(false) turns it off in a group.
+func Maximize(on ...bool) Option {
+	return func(c *config) { c.Maximize = flag(on); c.mark("Maximize") }
+}
+
+// flag is the value of an optional boolean argument: true when absent.
+func flag(on []bool) bool { return len(on) == 0 || on[0] }
 
 // newConfig applies opts over defaults for optimizer op, which accepts
 // the options named in allowed (Maximize and LR always). It panics with
 // ErrArgument for a nil option, an option op does not have, and a value
-// PyTorch's optimizer rejects (a negative learning rate, momentum, weight
-// decay, epsilon, alpha, lr decay or initial accumulator; betas outside
-// [0, 1)) or that is not finite (NaN or ±Inf, which PyTorch lets through
-// to turn every parameter into NaN).
-func newConfig(op string, defaults config, opts []Option, allowed ...string) config {
-	c := defaults
+// out of range (see Hyper.check).
+func newConfig(op string, defaults Hyper, opts []Option, allowed []string) Hyper {
+	c := config{Hyper: defaults}
 	for i, o := range opts {
 		if o == nil {
 			fail(op, "option %d is nil", i)
 		}
 		o(&c)
 	}
-	allowed = append(allowed, "LR", "Maximize")
 	for _, name := range c.set {
-		if !slices.Contains(allowed, name) {
+		if name != "LR" && name != "Maximize" && !slices.Contains(allowed, name) {
 			fail(op, "option %s does not apply to %s", name, op)
 		}
 	}
+	if msg := c.check(); msg != "" {
+		fail(op, "%s", msg)
+	}
+	return c.Hyper
+}
+
+// check returns what PyTorch's optimizers reject in h (a negative
+// learning rate, momentum, weight decay, epsilon, alpha, lr decay or
+// initial accumulator; betas outside [0, 1)), and values that are not
+// finite (NaN or ±Inf, which PyTorch lets through to turn every
+// parameter into NaN), or "" when h is valid.
+func (h *Hyper) check() string {
 	for _, v := range []struct {
 		name string
 		v    float64
 	}{
-		{"learning rate", c.lr}, {"momentum", c.momentum}, {"weight decay", c.weightDecay},
-		{"epsilon", c.eps}, {"alpha", c.alpha}, {"lr decay", c.lrDecay}, {"initial accumulator", c.initAcc},
+		{"learning rate", h.LR}, {"momentum", h.Momentum}, {"weight decay", h.WeightDecay},
+		{"epsilon", h.Eps}, {"alpha", h.Alpha}, {"lr decay", h.LRDecay}, {"initial accumulator", h.InitialAccumulator},
 	} {
-		checkNonNegative(op, v.name, v.v)
-	}
-	if math.IsNaN(c.dampening) || math.IsInf(c.dampening, 0) {
-		fail(op, "invalid dampening value: %g", c.dampening)
-	}
-	for i, b := range []float64{c.beta1, c.beta2} {
-		if !(b >= 0 && b < 1) {
-			fail(op, "invalid beta parameter at index %d: %g", i, b)
+		if !(v.v >= 0) || math.IsInf(v.v, 1) {
+			return fmt.Sprintf("invalid %s value: %g", v.name, v.v)
 		}
 	}
-	return c
-}
-
-// checkNonNegative panics with ErrArgument unless v is finite and not
-// negative.
-func checkNonNegative(op, name string, v float64) {
-	if !(v >= 0) || math.IsInf(v, 1) {
-		fail(op, "invalid %s value: %g", name, v)
+	if math.IsNaN(h.Dampening) || math.IsInf(h.Dampening, 0) {
+		return fmt.Sprintf("invalid dampening value: %g", h.Dampening)
 	}
+	for i, b := range []float64{h.Beta1, h.Beta2} {
+		if !(b >= 0 && b < 1) {
+			return fmt.Sprintf("invalid beta parameter at index %d: %g", i, b)
+		}
+	}
+	return ""
 }
 
 func fail(op, format string, args ...any) {
 	panic(&tensor.Error{Op: "optim." + op, Err: tensor.ErrArgument, Detail: fmt.Sprintf(format, args...)})
-}
-
-// base holds what every optimizer shares: the parameters and the
-// hyper-parameters.
-type base struct {
-	params []*tensor.Tensor
-	cfg    config
-}
-
-func newBase(op string, params []*tensor.Tensor, cfg config) base {
-	if len(params) == 0 {
-		fail(op, "optimizer got an empty parameter list")
-	}
-	for i, p := range params {
-		if p == nil || !p.IsLeaf() || !p.RequiresGrad() || !p.DType().IsFloat() {
-			panic(&tensor.Error{Op: "optim." + op, Err: tensor.ErrArgument,
-				Detail: fmt.Sprintf("parameter %d must be a float leaf that requires grad", i)})
-		}
-	}
-	return base{params: slices.Clone(params), cfg: cfg}
-}
-
-// Params returns the parameters the optimizer updates.
-func (b *base) Params() []*tensor.Tensor { return slices.Clone(b.params) }
-
-// LR returns the learning rate.
-func (b *base) LR() float64 { return b.cfg.lr }
-
-// SetLR changes the learning rate (for schedules). It panics with
-// ErrArgument for a negative or non-finite rate.
-func (b *base) SetLR(lr float64) {
-	checkNonNegative("SetLR", "learning rate", lr)
-	b.cfg.lr = lr
-}
-
-// ZeroGrad sets every parameter's gradient to nil.
-func (b *base) ZeroGrad() {
-	for _, p := range b.params {
-		p.SetGrad(nil)
-	}
-}
-
-// step runs update for each parameter that has a gradient, under NoGrad
-// in the parameter's context (tensor.Context), handing it the gradient
-// (negated for Maximize, plus the L2 term when l2 is true) and releasing
-// the temporaries afterwards.
-func (b *base) step(l2 bool, update func(i int, p, g *tensor.Tensor, tmp *temps)) {
-	for i, p := range b.params {
-		g := p.Grad()
-		if g == nil {
-			continue
-		}
-		p.Context().NoGrad(func() {
-			var tmp temps
-			if b.cfg.maximize {
-				g = tmp.add(g.Neg())
-			}
-			if l2 && b.cfg.weightDecay != 0 {
-				g = tmp.add(g.Add(tmp.add(p.MulScalar(b.cfg.weightDecay))))
-			}
-			update(i, p, g, &tmp)
-			tmp.release()
-		})
-	}
 }
 
 // temps collects temporaries of one update, released together.
@@ -231,10 +243,4 @@ func (t *temps) release() {
 	for _, x := range *t {
 		x.Release()
 	}
-}
-
-// state returns a zero-filled (or v-filled) tensor like p, kept out of
-// every Scope.
-func state(p *tensor.Tensor, v float64) *tensor.Tensor {
-	return tensor.FullLike(p.Detach(), v).Keep()
 }

@@ -203,7 +203,7 @@ func TestMisuse(t *testing.T) {
 		"Momentum on Adam":   func() { optim.NewAdamW(ps, optim.Momentum(0.9)) },
 		"Nesterov RMSProp":   func() { optim.NewRMSProp(ps, optim.Nesterov()) },
 		"LRDecay on Adam":    func() { optim.NewAdam(ps, optim.LRDecay(0.1)) },
-		"no grad param":      func() { optim.NewAdagrad([]*tensor.Tensor{tensor.Zeros([]int{2})}) },
+		"int param":          func() { optim.NewAdagrad([]*tensor.Tensor{tensor.Zeros([]int{2}, tensor.Of(tensor.Int32))}) },
 		"computed param":     func() { optim.NewSGD([]*tensor.Tensor{p.MulScalar(2)}) },
 	} {
 		if err := tensor.Catch(f); !errors.Is(err, tensor.ErrArgument) {

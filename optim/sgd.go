@@ -12,42 +12,55 @@ import "github.com/tessera-ml/tessera/tensor"
 //	p = p - lr·g
 //
 // (PyTorch's v = ρv + g; p -= lr·v, not Sutskever's v = ρv + lr·g.)
+// Its state is "momentum_buffer" for each parameter, when Momentum > 0.
 type SGD struct {
 	base
-	bufs []*tensor.Tensor
 }
 
-// NewSGD returns SGD over params, which must be float leaves that
-// require grad. Options: LR (default 1e-3, torch 2's default), Momentum,
-// Dampening, WeightDecay, Nesterov, Maximize. It panics with ErrArgument
-// for no parameters, another option, a negative or non-finite value, or
+var sgdKind = kind{
+	name:    "SGD",
+	options: []string{"Momentum", "Dampening", "WeightDecay", "Nesterov"},
+	buffers: []string{"momentum_buffer"},
+	required: func(h *Hyper) []int {
+		if h.Momentum != 0 {
+			return []int{0}
+		}
+		return nil
+	},
+	check: func(h *Hyper) string {
+		if h.Nesterov && (h.Momentum <= 0 || h.Dampening != 0) {
+			return "Nesterov momentum requires a momentum and zero dampening"
+		}
+		return ""
+	},
+}
+
+// NewSGD returns SGD over params, which must be float leaves. Options:
+// LR (default 1e-3, torch 2's default), Momentum, Dampening,
+// WeightDecay, Nesterov, Maximize. It panics with ErrArgument for no
+// parameters, another option, a negative or non-finite value, or
 // Nesterov without momentum or with dampening.
 func NewSGD(params []*tensor.Tensor, opts ...Option) *SGD {
-	c := newConfig("SGD", config{lr: 1e-3}, opts, "Momentum", "Dampening", "WeightDecay", "Nesterov")
-	if c.nesterov && (c.momentum <= 0 || c.dampening != 0) {
-		fail("SGD", "Nesterov momentum requires a momentum and zero dampening")
-	}
-	return &SGD{base: newBase("SGD", params, c), bufs: make([]*tensor.Tensor, len(params))}
+	return &SGD{newBase(sgdKind, params, Hyper{LR: 1e-3}, opts)}
 }
 
 // Step updates every parameter that has a gradient.
 func (o *SGD) Step() {
-	c := o.cfg
-	o.step(true, func(i int, p, g *tensor.Tensor, tmp *temps) {
+	o.step(true, func(h *Hyper, st *paramState, p, g *tensor.Tensor, tmp *temps) {
 		d := g
-		if c.momentum != 0 {
-			buf := o.bufs[i]
+		if h.Momentum != 0 {
+			buf := st.bufs[0]
 			if buf == nil {
 				buf = g.Clone().Keep()
-				o.bufs[i] = buf
+				st.bufs[0] = buf
 			} else {
-				buf.MulScalarInPlace(c.momentum).AddInPlace(g, 1-c.dampening)
+				buf.MulScalarInPlace(h.Momentum).AddInPlace(g, 1-h.Dampening)
 			}
 			d = buf
-			if c.nesterov {
-				d = tmp.add(g.Add(tmp.add(buf.MulScalar(c.momentum))))
+			if h.Nesterov {
+				d = tmp.add(g.Add(tmp.add(buf.MulScalar(h.Momentum))))
 			}
 		}
-		p.AddInPlace(d, -c.lr)
+		p.AddInPlace(d, -h.LR)
 	})
 }

@@ -32,13 +32,18 @@ var fromTorch = map[string]func(c torchref.Case, ps []*tensor.Tensor) optim.Opti
 
 // torchOpts turns torch keyword arguments into options: lr and maximize
 // always, and the keys listed when present.
-func torchOpts(c torchref.Case, keys ...string) []optim.Option {
+func torchOpts(c torchref.Case, keys ...string) []optim.Option { return kwOpts(c.Attrs, keys...) }
+
+// kwOpts turns the torch keyword arguments in a into options, as
+// torchOpts.
+func kwOpts(a map[string]any, keys ...string) []optim.Option {
+	c := torchref.Case{Attrs: a}
 	var out []optim.Option
 	if c.Has("lr") {
 		out = append(out, optim.LR(c.Float("lr")))
 	}
-	if c.Has("maximize") && c.Bool("maximize") {
-		out = append(out, optim.Maximize())
+	if c.Has("maximize") {
+		out = append(out, optim.Maximize(c.Bool("maximize")))
 	}
 	for _, k := range keys {
 		if !c.Has(k) {
@@ -52,18 +57,14 @@ func torchOpts(c torchref.Case, keys ...string) []optim.Option {
 		case "weight_decay":
 			out = append(out, optim.WeightDecay(c.Float(k)))
 		case "nesterov":
-			if c.Bool(k) {
-				out = append(out, optim.Nesterov())
-			}
+			out = append(out, optim.Nesterov(c.Bool(k)))
 		case "betas":
 			b := c.Attrs[k].([]any)
 			out = append(out, optim.Betas(b[0].(float64), b[1].(float64)))
 		case "eps":
 			out = append(out, optim.Eps(c.Float(k)))
 		case "amsgrad":
-			if c.Bool(k) {
-				out = append(out, optim.AMSGrad())
-			}
+			out = append(out, optim.AMSGrad(c.Bool(k)))
 		case "lr_decay":
 			out = append(out, optim.LRDecay(c.Float(k)))
 		case "initial_accumulator_value":
@@ -71,9 +72,7 @@ func torchOpts(c torchref.Case, keys ...string) []optim.Option {
 		case "alpha":
 			out = append(out, optim.Alpha(c.Float(k)))
 		case "centered":
-			if c.Bool(k) {
-				out = append(out, optim.Centered())
-			}
+			out = append(out, optim.Centered(c.Bool(k)))
 		}
 	}
 	return out

@@ -46,11 +46,11 @@ func train(t *testing.T, seed uint64, dev tensor.Device, c *tensor.Context, batc
 	model := nn.NewMLP([]int{12, 16, 3}, (*tensor.Tensor).Tanh,
 		tensor.On(dev), tensor.In(c), tensor.WithGenerator(tensor.NewGenerator(seed+100)))
 	defer func() {
-		for _, p := range model.Parameters() {
+		for _, p := range nn.Parameters(model) {
 			p.Release()
 		}
 	}()
-	opt := optim.NewAdam(model.Parameters(), optim.LR(0.05))
+	opt := optim.NewAdam(nn.Parameters(model), optim.LR(0.05))
 	losses := make([]float64, concSteps)
 	for step := range losses {
 		err := tensor.Catch(func() {

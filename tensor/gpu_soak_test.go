@@ -164,9 +164,9 @@ func trainSoak(t *testing.T, dev tensor.Device, g *device.GPU, steps int, readba
 	}
 	model := nn.NewMLP([]int{soakIn, soakHidden, soakClasses}, (*tensor.Tensor).ReLU,
 		tensor.On(dev), tensor.WithGenerator(tensor.NewGenerator(8)))
-	opt := optim.NewAdam(model.Parameters(), optim.LR(1e-2))
+	opt := optim.NewAdam(nn.Parameters(model), optim.LR(1e-2))
 	defer func() {
-		for _, p := range model.Parameters() {
+		for _, p := range nn.Parameters(model) {
 			p.Release()
 		}
 		for i := range xs {

@@ -94,7 +94,7 @@ func train(args []string, stdout io.Writer) error {
 
 	tensor.ManualSeed(f.seed)
 	model := nn.NewMLP([]int{mnist.ImageSize, f.hidden, mnist.Classes}, (*tensor.Tensor).ReLU, tensor.On(dev))
-	opt := optim.NewAdam(model.Parameters(), optim.LR(f.lr))
+	opt := optim.NewAdam(nn.Parameters(model), optim.LR(f.lr))
 	rng := rand.New(rand.NewPCG(f.seed, 0))
 
 	bar := progressbar.NewOptions(f.steps, progressbar.OptionSetDescription("training"), progressbar.OptionSetWriter(stdout),

@@ -68,20 +68,29 @@ def enc(t):
 CASES = []
 
 
-def case(name, op, kwargs, dtype="float64", skip=()):
+def trajectory_inputs(name, dtype, shapes, steps=STEPS):
+    """Draws parameters of shapes and each step's gradients (SCALES[s]
+    times a fresh draw) from the generator of case name, and returns them
+    with the case's encoded inputs: the parameters, then the gradients
+    step after step."""
     dt = DTYPES[dtype]
     g = torch.Generator()
     g.manual_seed(zlib.crc32(name.encode()))
     # Values are drawn in float64 and rounded to float32, so both dtypes
     # start from exactly the stored numbers.
     draw = lambda *shape: torch.randn(*shape, generator=g, dtype=torch.float64).to(torch.float32).to(dt)
-    params = [draw(3, 4).requires_grad_(True), draw(5).requires_grad_(True)]
+    params = [draw(*shape).requires_grad_(True) for shape in shapes]
     inputs = [enc(p) for p in params]
     grads = []
-    for s in range(STEPS):
+    for s in range(steps):
         step = [(draw(*p.shape).double() * SCALES[s]).to(torch.float32).to(dt) for p in params]
         grads.append(step)
         inputs += [enc(x) for x in step]
+    return params, grads, inputs
+
+
+def case(name, op, kwargs, dtype="float64", skip=()):
+    params, grads, inputs = trajectory_inputs(name, dtype, [(3, 4), (5,)])
     kw = dict(kwargs)
     if "betas" in kw:
         kw["betas"] = tuple(kw["betas"])
