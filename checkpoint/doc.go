@@ -14,8 +14,10 @@
 // Save writes a map of tensors and a metadata map atomically (temporary
 // file, fsync, rename, fsync of the folder); Load reads a file whole onto
 // a chosen device or fails saying what is wrong; LoadInto copies a loaded
-// file into a model's or optimizer's named tensors, all or nothing, with
-// PyTorch's strict and non-strict matching. Names follow PyTorch's
+// file into a model's named tensors (nn.StateDict), all or nothing, with
+// PyTorch's strict and non-strict matching, and Sub selects the part of a
+// file saved under one prefix ("model.", "optimizer.") for it or for an
+// optimizer's LoadStateDict. Names follow PyTorch's
 // dotted state-dict convention ("layers.0.weight"). SetMeta and GetMeta
 // keep typed values (the step, a LoaderState, GeneratorStates, an
 // optimizer's hyper-parameters, a schedule's state) as JSON in the

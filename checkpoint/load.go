@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/tessera-ml/tessera/tensor"
 )
@@ -19,6 +20,22 @@ type File struct {
 
 // Names returns the tensors' names, sorted.
 func (f *File) Names() []string { return sortedNames(f.Tensors) }
+
+// Sub returns the part of f saved under prefix: the tensors whose names
+// start with it, renamed without it, sharing f's tensors and metadata.
+// A checkpoint that holds a model under "model." and its optimizer under
+// "optimizer." loads each part strictly:
+//
+//	_, err := checkpoint.LoadInto(f.Sub("model."), nn.StateDict(model), true)
+func (f *File) Sub(prefix string) *File {
+	sub := &File{Path: f.Path, Tensors: map[string]*tensor.Tensor{}, Meta: f.Meta}
+	for name, t := range f.Tensors {
+		if rest, ok := strings.CutPrefix(name, prefix); ok {
+			sub.Tensors[rest] = t
+		}
+	}
+	return sub
+}
 
 // Release releases every tensor of f (see tensor.Tensor.Release).
 func (f *File) Release() {
