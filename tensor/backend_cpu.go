@@ -108,80 +108,44 @@ func castInto[D cpu.Elem](d []D, dst, x *Tensor) {
 	}
 }
 
+// unary, binary and ternary run the op's row kernel for the inputs'
+// dtype (the dtype it computes in).
 func (cpuBackend) unary(op Op, p [2]float64, dst, x *Tensor) {
 	defer unpin(pin(dst, x))
-	code, params := opTable[op].cpuUnary, cpu.UnaryParams{A: p[0], B: p[1]}
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.Unary(code, params, d, lay(dst), x.ref.s.buf.([]float32), lay(x))
-	case []float64:
-		cpu.Unary(code, params, d, lay(dst), x.ref.s.buf.([]float64), lay(x))
-	case []int32:
-		cpu.Unary(code, params, d, lay(dst), x.ref.s.buf.([]int32), lay(x))
-	default:
-		panic(fmt.Sprintf("tensor: %v on %v reached the CPU backend", op, dst.dtype))
-	}
+	cpuFor(op.String(), x.dtype, &op.info().cpu).run(p, dst, [3]*Tensor{x})
 }
 
 func (cpuBackend) binary(op Op, dst, x, y *Tensor) {
 	defer unpin(pin(dst, x, y))
-	code := opTable[op].cpuBinary
-	if code.IsLogical() {
-		cpu.Logical(code, dst.ref.s.buf.([]bool), lay(dst), x.ref.s.buf.([]bool), lay(x), y.ref.s.buf.([]bool), lay(y))
-		return
-	}
-	if code.IsComparison() {
-		d := dst.ref.s.buf.([]bool)
-		switch a := x.ref.s.buf.(type) {
-		case []float32:
-			cpu.Compare(code, d, lay(dst), a, lay(x), y.ref.s.buf.([]float32), lay(y))
-		case []float64:
-			cpu.Compare(code, d, lay(dst), a, lay(x), y.ref.s.buf.([]float64), lay(y))
-		case []int32:
-			cpu.Compare(code, d, lay(dst), a, lay(x), y.ref.s.buf.([]int32), lay(y))
-		case []bool:
-			// Bools compare as 0 and 1; Eq and Ne are the common cases (masks).
-			xi, yi := boolsAsInt32(x), boolsAsInt32(y)
-			cpu.Compare(code, d, lay(dst), xi, lay(x), yi, lay(y))
-		}
-		return
-	}
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.Binary(code, d, lay(dst), x.ref.s.buf.([]float32), lay(x), y.ref.s.buf.([]float32), lay(y))
-	case []float64:
-		cpu.Binary(code, d, lay(dst), x.ref.s.buf.([]float64), lay(x), y.ref.s.buf.([]float64), lay(y))
-	case []int32:
-		cpu.Binary(code, d, lay(dst), x.ref.s.buf.([]int32), lay(x), y.ref.s.buf.([]int32), lay(y))
-	default:
-		panic(fmt.Sprintf("tensor: %v on %v reached the CPU backend", op, dst.dtype))
-	}
-}
-
-// boolsAsInt32 converts a bool storage to int32, element for element.
-func boolsAsInt32(x *Tensor) []int32 {
-	b := x.ref.s.buf.([]bool)
-	out := make([]int32, len(b))
-	for i, v := range b {
-		if v {
-			out[i] = 1
-		}
-	}
-	return out
+	cpuFor(op.String(), x.dtype, &op.info().cpu).run([2]float64{}, dst, [3]*Tensor{x, y})
 }
 
 func (cpuBackend) ternary(op Op, s float64, dst, a, b, c *Tensor) {
 	defer unpin(pin(dst, a, b, c))
-	code := cpu.Addcmul
-	if op == OpAddcdiv {
-		code = cpu.Addcdiv
+	cpuFor(op.String(), a.dtype, &op.info().cpu).run([2]float64{s}, dst, [3]*Tensor{a, b, c})
+}
+
+// cpuBuf returns t's CPU buffer as a []T. It panics when T is not the
+// element type of t's dtype, a bug in tensor.
+func cpuBuf[T cpu.Elem](t *Tensor) []T {
+	b, ok := t.ref.s.buf.([]T)
+	if !ok {
+		panic(fmt.Sprintf("tensor: the CPU buffer of a %v tensor is %T, not %T", t.dtype, t.ref.s.buf, b))
 	}
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.Ternary(code, s, d, lay(dst), a.ref.s.buf.([]float32), lay(a), b.ref.s.buf.([]float32), lay(b), c.ref.s.buf.([]float32), lay(c))
-	case []float64:
-		cpu.Ternary(code, s, d, lay(dst), a.ref.s.buf.([]float64), lay(a), b.ref.s.buf.([]float64), lay(b), c.ref.s.buf.([]float64), lay(c))
+	return b
+}
+
+// cpuFor returns the kernel for dtype dt in table. It panics, naming
+// what runs, when dt is no dtype or has no kernel there: the op layer
+// casts operands to a dtype the op computes in before calling a backend,
+// so reaching it is a bug in tensor, never uninitialised output.
+func cpuFor[K any](what string, dt DType, table *[numDTypes]K) K {
+	if dt.valid() {
+		if k := table[dt]; any(k) != nil {
+			return k
+		}
 	}
+	panic(fmt.Sprintf("tensor: %s has no CPU kernel for dtype %v", what, dt))
 }
 
 func (cpuBackend) where(dst, cond, x, y *Tensor) {
@@ -199,44 +163,14 @@ func (cpuBackend) where(dst, cond, x, y *Tensor) {
 	}
 }
 
-var cpuReduceOps = map[Op]cpu.ReduceOp{OpSum: cpu.SumOp, OpAmax: cpu.MaxOp, OpAmin: cpu.MinOp, OpMaxDim: cpu.MaxOp, OpMinDim: cpu.MinOp, OpArgMax: cpu.MaxOp, OpArgMin: cpu.MinOp}
-
 func (cpuBackend) reduce(op Op, dst, x *Tensor) {
 	defer unpin(pin(dst, x))
-	code := cpuReduceOps[op]
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.Reduce(code, d, lay(dst), x.ref.s.buf.([]float32), lay(x))
-	case []float64:
-		cpu.Reduce(code, d, lay(dst), x.ref.s.buf.([]float64), lay(x))
-	case []int32:
-		cpu.Reduce(code, d, lay(dst), x.ref.s.buf.([]int32), lay(x))
-	}
+	cpuFor(op.String(), x.dtype, &op.info().reduce.cpu).reduce(dst, x)
 }
 
 func (cpuBackend) argReduce(op Op, vals, idx, x *Tensor, dim int) {
 	defer unpin(pin(vals, idx, x))
-	code := cpuReduceOps[op]
-	ib := idx.ref.s.buf.([]int32)
-	var vl cpu.Layout
-	if vals != nil {
-		vl = lay(vals)
-	}
-	switch xb := x.ref.s.buf.(type) {
-	case []float32:
-		cpu.ArgReduce(code, valsBuf[float32](vals), vl, ib, lay(idx), xb, lay(x), dim)
-	case []float64:
-		cpu.ArgReduce(code, valsBuf[float64](vals), vl, ib, lay(idx), xb, lay(x), dim)
-	case []int32:
-		cpu.ArgReduce(code, valsBuf[int32](vals), vl, ib, lay(idx), xb, lay(x), dim)
-	}
-}
-
-func valsBuf[T cpu.Number](vals *Tensor) []T {
-	if vals == nil {
-		return nil
-	}
-	return vals.ref.s.buf.([]T)
+	cpuFor(op.String(), x.dtype, &op.info().reduce.cpu).argReduce(vals, idx, x, dim)
 }
 
 func (cpuBackend) cumsum(dst, x *Tensor, dim int) {
