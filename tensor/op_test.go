@@ -1,7 +1,9 @@
 package tensor
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -110,6 +112,38 @@ func TestComputeType(t *testing.T) {
 		ct := info.computeType(c.in, c.intScalars)
 		if out := info.outType(ct); ct != c.compute || out != c.out {
 			t.Errorf("%v on %v (int scalars %v): computes in %v and returns %v, want %v and %v", c.op, c.in, c.intScalars, ct, out, c.compute, c.out)
+		}
+	}
+}
+
+// TestInPlaceResultType: an in-place op whose result the target's dtype
+// cannot hold is ErrDType on every device, as PyTorch's "result type
+// Float can't be cast to the desired output type Int": integer division
+// is true division, and bools do no arithmetic. (Before the rows held the
+// dtype policy, the CPU divided integers, and int32 addcmul_ silently
+// wrote nothing.)
+func TestInPlaceResultType(t *testing.T) {
+	devs := []Device{CPU}
+	if g, err := TestGPU(); err == nil {
+		devs = append(devs, g)
+	}
+	for _, dev := range devs {
+		ints := func() *Tensor { return New([]int32{6, 7}).To(dev) }
+		bools := func() *Tensor { return New([]bool{true, false}).To(dev) }
+		for name, f := range map[string]func(){
+			"int32 div_":     func() { ints().DivInPlace(ints()) },
+			"int32 addcmul_": func() { ints().AddcmulInPlace(ints(), ints(), 1) },
+			"int32 addcdiv_": func() { ints().AddcdivInPlace(ints(), ints(), 1) },
+			"bool add_":      func() { bools().AddInPlace(bools(), 1) },
+			"bool mul_(2)":   func() { bools().MulScalarInPlace(2) },
+		} {
+			err := Catch(f)
+			if !errors.Is(err, ErrDType) || !strings.Contains(err.Error(), "can't be cast") {
+				t.Errorf("%v: %s: %v, want ErrDType", dev, name, err)
+			}
+		}
+		if got := ints().AddInPlace(ints(), 1).MulInPlace(ints()).Float64s(); fmt.Sprint(got) != "[72 98]" {
+			t.Errorf("%v: int32 (x+x)·x in place = %v", dev, got)
 		}
 	}
 }
