@@ -65,7 +65,7 @@ func BenchmarkReduceSum16M(b *testing.B) {
 	randFill(newRand(2), x)
 	d := []float32{0}
 	for b.Loop() {
-		Reduce(SumOp, d, Contiguous(1), x, Contiguous(n16M))
+		reduceBy("sum", d, Contiguous(1), x, Contiguous(n16M))
 	}
 	b.ReportMetric(4*n16M*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 }
@@ -83,7 +83,7 @@ func BenchmarkReduceSumRows16M(b *testing.B) {
 				dl = Contiguous(1, 4096)
 			}
 			for b.Loop() {
-				Reduce(SumOp, d, dl, x, Contiguous(4096, 4096))
+				reduceBy("sum", d, dl, x, Contiguous(4096, 4096))
 			}
 			b.ReportMetric(4*n16M*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 		})
@@ -95,9 +95,10 @@ func BenchmarkReduceSumRows16M(b *testing.B) {
 func BenchmarkAdd16M(b *testing.B) {
 	x, y, d := make([]float32, n16M), make([]float32, n16M), make([]float32, n16M)
 	l := Contiguous(n16M)
-	Binary(Add, d, l, x, l, y, l) // fault the pages in before timing
+	add := Fn2[float32, float32]{F: func(x, y float32) float32 { return x + y }, Vec: AddVec[float32]}
+	Binary(add, d, l, x, l, y, l) // fault the pages in before timing
 	for b.Loop() {
-		Binary(Add, d, l, x, l, y, l)
+		Binary(add, d, l, x, l, y, l)
 	}
 	b.ReportMetric(12*n16M*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 }

@@ -2,12 +2,16 @@
 // know nothing of tensors.
 //
 // Every kernel takes its operands as a flat slice plus a Layout (shape,
-// strides in elements, offset), writes into dst (always the first
-// argument, as copy and gonum do) and reads the op to run as a small code
-// from the op table in package tensor (UnaryOp, BinaryOp, ...). Package
-// tensor checks shapes, dtypes and devices before calling a kernel, so
-// kernels trust their arguments; a bad argument is a bug in tensor and
-// panics with an index error.
+// strides in elements, offset) and writes into dst (the first slice
+// argument, as copy and gonum do; the functions a kernel applies come
+// before it). Kernels know no ops: what to compute arrives as values
+// from the op table in package tensor, a scalar function per element
+// (Fn1, Fn2, Fn3; a Fold's Add and Merge for reductions; a comparison
+// for ArgReduce) and, optionally, vector functions for contiguous runs
+// (AddVec, ExpVecF32, SumFoldVec, ...) that keep the hottest loops free
+// of a call per element. Package tensor checks shapes, dtypes and
+// devices before calling a kernel, so kernels trust their arguments; a
+// bad argument is a bug in tensor and panics with an index error.
 //
 // Elementwise kernels iterate like PyTorch's TensorIterator: operands are
 // broadcast to the output shape with stride 0, dimensions that are

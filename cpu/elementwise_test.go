@@ -7,97 +7,57 @@ import (
 	"testing"
 )
 
-var unaryParams = UnaryParams{A: 0.75, B: 1.5}
-
-// unaryRef is the float64 reference of every UnaryOp, with the domain
-// its inputs are drawn from. A missing op fails TestUnaryTableComplete.
-var unaryRef = map[UnaryOp]struct {
-	f      func(x float64) float64
-	lo, hi float64
-}{
-	Neg:       {func(x float64) float64 { return -x }, -5, 5},
-	Abs:       {math.Abs, -5, 5},
-	Sign:      {func(x float64) float64 { return map[bool]float64{true: 1, false: -1}[x > 0] * b2f(x != 0) }, -5, 5},
-	Exp:       {math.Exp, -5, 5},
-	Log:       {math.Log, 0.01, 10},
-	Log1p:     {math.Log1p, -0.99, 10},
-	Sqrt:      {math.Sqrt, 0, 10},
-	Rsqrt:     {func(x float64) float64 { return 1 / math.Sqrt(x) }, 0.01, 10},
-	Square:    {func(x float64) float64 { return x * x }, -5, 5},
-	Sin:       {math.Sin, -5, 5},
-	Cos:       {math.Cos, -5, 5},
-	Tanh:      {math.Tanh, -5, 5},
-	Sigmoid:   {func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, -10, 10},
-	ReLU:      {func(x float64) float64 { return math.Max(x, 0) }, -5, 5},
-	GELU:      {func(x float64) float64 { return x * 0.5 * math.Erfc(-x/math.Sqrt2) }, -5, 5},
-	SiLU:      {func(x float64) float64 { return x / (1 + math.Exp(-x)) }, -10, 10},
-	Softplus:  {func(x float64) float64 { return refSoftplus(x, 0.75, 1.5) }, -5, 5},
-	Erf:       {math.Erf, -3, 3},
-	PowScalar: {func(x float64) float64 { return math.Pow(x, 0.75) }, 0, 5},
-	Clamp:     {func(x float64) float64 { return math.Min(math.Max(x, 0.75), 1.5) }, -3, 3},
-	AddScalar: {func(x float64) float64 { return x + 0.75 }, -5, 5},
-	MulScalar: {func(x float64) float64 { return x * 0.75 }, -5, 5},
-	Identity:  {func(x float64) float64 { return x }, -5, 5},
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-func refSoftplus(x, beta, threshold float64) float64 {
-	if beta*x > threshold {
-		return x
-	}
-	return math.Log(1+math.Exp(beta*x)) / beta
-}
-
-func TestUnaryTableComplete(t *testing.T) {
-	for op := UnaryOp(1); int(op) < NumUnaryOps; op++ {
-		if _, ok := unaryRef[op]; !ok {
-			t.Errorf("UnaryOp %d has no reference in the test table", op)
-		}
-	}
-	for op := BinaryOp(1); int(op) < NumBinaryOps; op++ {
-		if _, ok := binaryRef[op]; !ok {
-			t.Errorf("BinaryOp %d has no reference in the test table", op)
-		}
-	}
-	for op := TernaryOp(1); int(op) < NumTernaryOps; op++ {
-		if _, ok := ternaryRef[op]; !ok {
-			t.Errorf("TernaryOp %d has no reference in the test table", op)
-		}
-	}
-}
-
 // elemShapes are the shapes elementwise kernels run on: odd ones and
 // one above parallelThreshold.
 var elemShapes = append(append([][]int(nil), oddShapes...), []int{129, 257})
 
-func testUnaryType[T Float](t *testing.T) {
+// unaryCase is a function the unary kernel applies, with its float64
+// reference, the domain of its inputs and, optionally, a vector function
+// for contiguous runs (vec returns nil for element types it lacks).
+type unaryCase[T Number] struct {
+	name   string
+	ref    func(x float64) float64
+	lo, hi float64
+	vec    func(dst, x []T)
+}
+
+// unaryCases are the kernel's test functions: a plain scalar function,
+// and the vector fast paths (NegVec, and ExpVecF32 for float32).
+func unaryCases[T Number]() []unaryCase[T] {
+	exp, _ := any(ExpVecF32).(func(dst, x []T))
+	return []unaryCase[T]{
+		{"affine", func(x float64) float64 { return 2*x + 1 }, -5, 5, nil},
+		{"NegVec", func(x float64) float64 { return -x }, -5, 5, NegVec[T]},
+		{"exp", math.Exp, -5, 5, exp},
+	}
+}
+
+func testUnaryType[T Number](t *testing.T) {
 	r := newRand(11)
-	for op := UnaryOp(1); int(op) < NumUnaryOps; op++ {
-		ref := unaryRef[op]
+	for _, c := range unaryCases[T]() {
+		if c.name == "exp" && isInt[T]() {
+			continue
+		}
+		ref := c.ref
+		f := Fn1[T, T]{F: func(x T) T { return T(ref(float64(x))) }, Vec: c.vec}
 		for _, shape := range elemShapes {
 			for _, xk := range inKinds {
 				for _, dk := range outKinds {
 					xl, xn := makeLayout(r, shape, xk)
 					x := make([]T, xn)
 					for i := range x {
-						x[i] = T(ref.lo + (ref.hi-ref.lo)*r.Float64())
+						x[i] = T(c.lo + (c.hi-c.lo)*r.Float64())
 					}
 					dl, _ := makeLayout(r, shape, dk)
 					dst := newOut[T](dl)
-					Unary(op, unaryParams, dst, dl, x, xl)
-					name := fmt.Sprintf("%T op%d %v x:%s d:%s", x, op, shape, xk, dk)
+					Unary(f, dst, dl, x, xl)
+					name := fmt.Sprintf("%T %s %v x:%s d:%s", x, c.name, shape, xk, dk)
 					checkUntouched(t, name, dst, dl)
 					forEach(shape, func(idx []int) {
 						xv := f64(x[at(xl, idx)])
-						want := ref.f(xv)
+						want := f64(T(ref(xv)))
 						if got := f64(dst[at(dl, idx)]); !near(got, want, 4*tolFor[T](), math.Abs(want)) {
-							t.Fatalf("%s: op(%v) = %v, want %v", name, xv, got, want)
+							t.Fatalf("%s: f(%v) = %v, want %v", name, xv, got, want)
 						}
 					})
 				}
@@ -109,72 +69,47 @@ func testUnaryType[T Float](t *testing.T) {
 func TestUnary(t *testing.T) {
 	t.Run("float32", testUnaryType[float32])
 	t.Run("float64", testUnaryType[float64])
-	// int32 on the ops that stay integral.
-	x := []int32{-3, 0, 5, -1}
-	for _, c := range []struct {
-		op   UnaryOp
-		want []int32
-	}{
-		{Neg, []int32{3, 0, -5, 1}}, {Abs, []int32{3, 0, 5, 1}}, {Sign, []int32{-1, 0, 1, -1}},
-		{Square, []int32{9, 0, 25, 1}}, {ReLU, []int32{0, 0, 5, 0}}, {Identity, x},
-	} {
-		d := make([]int32, 4)
-		Unary(c.op, UnaryParams{}, d, Contiguous(4), x, Contiguous(4))
-		if fmt.Sprint(d) != fmt.Sprint(c.want) {
-			t.Errorf("int32 op %d = %v, want %v", c.op, d, c.want)
-		}
-	}
-	// NaN handling of ReLU and Clamp (kept), Sign (0, as in PyTorch 1.13); in place.
-	nan := math.NaN()
-	y := []float64{nan, nan, nan}
-	Unary(ReLU, UnaryParams{}, y[:1], Contiguous(1), y[:1], Contiguous(1))
-	Unary(Clamp, UnaryParams{A: 0, B: 1}, y[1:2], Contiguous(1), y[1:2], Contiguous(1))
-	Unary(Sign, UnaryParams{}, y[2:], Contiguous(1), y[2:], Contiguous(1))
-	if !math.IsNaN(y[0]) || !math.IsNaN(y[1]) || y[2] != 0 {
-		t.Errorf("ReLU, Clamp, Sign of NaN = %v, want [NaN NaN 0]", y)
+	t.Run("int32", testUnaryType[int32])
+	// In place, and to another element type.
+	y := []float64{1, -2, 3}
+	Unary(Fn1[float64, float64]{F: func(v float64) float64 { return -v }, Vec: NegVec[float64]}, y, Contiguous(3), y, Contiguous(3))
+	b := make([]bool, 3)
+	Unary(Fn1[float64, bool]{F: func(v float64) bool { return v > 0 }}, b, Contiguous(3), y, Contiguous(3))
+	if fmt.Sprint(y, b) != "[-1 2 -3] [false true false]" {
+		t.Errorf("in place neg, then > 0: %v %v", y, b)
 	}
 }
 
-// binaryRef is the float64 reference of every BinaryOp (comparisons and
-// logical ops return 0 or 1).
-var binaryRef = map[BinaryOp]func(x, y float64) float64{
-	Add: func(x, y float64) float64 { return x + y },
-	Sub: func(x, y float64) float64 { return x - y },
-	Mul: func(x, y float64) float64 { return x * y },
-	Div: func(x, y float64) float64 { return x / y },
-	Pow: func(x, y float64) float64 { return math.Pow(x, y) },
-	Maximum: func(x, y float64) float64 {
-		if math.IsNaN(x) || math.IsNaN(y) {
-			return math.NaN()
-		}
-		return math.Max(x, y)
-	},
-	Minimum: func(x, y float64) float64 {
-		if math.IsNaN(x) || math.IsNaN(y) {
-			return math.NaN()
-		}
-		return math.Min(x, y)
-	},
-	Eq:         func(x, y float64) float64 { return b2f(x == y) },
-	Ne:         func(x, y float64) float64 { return b2f(x != y) },
-	Lt:         func(x, y float64) float64 { return b2f(x < y) },
-	Le:         func(x, y float64) float64 { return b2f(x <= y) },
-	Gt:         func(x, y float64) float64 { return b2f(x > y) },
-	Ge:         func(x, y float64) float64 { return b2f(x >= y) },
-	LogicalAnd: func(x, y float64) float64 { return b2f(x != 0 && y != 0) },
-	LogicalOr:  func(x, y float64) float64 { return b2f(x != 0 || y != 0) },
+// binaryCase is a function the binary kernel applies, with its float64
+// reference (comparisons return 0 or 1) and its vector fast paths.
+type binaryCase[T Number] struct {
+	name string
+	ref  func(x, y float64) float64
+	vec  func(dst, x, y []T)
+	vecS func(dst, x []T, y T)
 }
 
-// binaryInputs fills a buffer with values suited to op: small integers
-// (ties for comparisons), positive bases for Pow, a few NaNs for floats.
-func binaryInputs[T Number](r *rand.Rand, op BinaryOp, buf []T, second bool) {
+func binaryCases[T Number]() []binaryCase[T] {
+	return []binaryCase[T]{
+		{"AddVec", func(x, y float64) float64 { return x + y }, AddVec[T], AddVecScalar[T]},
+		{"SubVec", func(x, y float64) float64 { return x - y }, SubVec[T], nil},
+		{"MulVec", func(x, y float64) float64 { return x * y }, MulVec[T], MulVecScalar[T]},
+		{"DivVec", func(x, y float64) float64 { return x / y }, DivVec[T], nil},
+		{"maximum", func(x, y float64) float64 {
+			if math.IsNaN(x) || math.IsNaN(y) {
+				return math.NaN()
+			}
+			return math.Max(x, y)
+		}, nil, nil},
+	}
+}
+
+// binaryInputs fills a buffer with small values (ties for comparisons),
+// a few NaNs for floats, and no zero divisors for int32.
+func binaryInputs[T Number](r *rand.Rand, buf []T, divisor bool) {
 	for i := range buf {
 		switch {
-		case op == Pow && !second:
-			buf[i] = T(0.1 + 3*r.Float64())
-		case op == Pow:
-			buf[i] = T(4*r.Float64() - 2)
-		case op == Div && second && isInt[T]():
+		case divisor && isInt[T]():
 			buf[i] = T(r.IntN(5) + 1)
 		case isInt[T]():
 			buf[i] = T(r.IntN(7) - 3)
@@ -187,53 +122,67 @@ func binaryInputs[T Number](r *rand.Rand, op BinaryOp, buf []T, second bool) {
 	}
 }
 
-func testBinaryType[T Number](t *testing.T) {
+// checkBinary runs f on every pair of input layout kinds over the
+// element shapes and compares with ref, read back through got.
+func checkBinary[T Number, D Elem](t *testing.T, name string, f Fn2[T, D], ref func(x, y float64) float64) {
 	r := newRand(12)
-	for op := BinaryOp(1); int(op) < NumBinaryOps; op++ {
-		if op.IsLogical() {
-			continue // bool only, below
-		}
-		if op == Pow && isInt[T]() {
-			continue
-		}
-		ref := binaryRef[op]
-		for _, shape := range elemShapes {
-			for _, xk := range inKinds {
-				for _, yk := range inKinds {
-					xl, xn := makeLayout(r, shape, xk)
-					yl, yn := makeLayout(r, shape, yk)
-					x, y := make([]T, xn), make([]T, yn)
-					binaryInputs(r, op, x, false)
-					binaryInputs(r, op, y, true)
-					dk := outKinds[r.IntN(len(outKinds))]
-					dl, _ := makeLayout(r, shape, dk)
-					name := fmt.Sprintf("%T op%d %v x:%s y:%s d:%s", x, op, shape, xk, yk, dk)
-					var got func(idx []int) float64
-					if op.IsComparison() {
-						dst := newOut[bool](dl)
-						Compare(op, dst, dl, x, xl, y, yl)
-						checkUntouched(t, name, dst, dl)
-						got = func(idx []int) float64 { return f64(dst[at(dl, idx)]) }
-					} else {
-						dst := newOut[T](dl)
-						Binary(op, dst, dl, x, xl, y, yl)
-						checkUntouched(t, name, dst, dl)
-						got = func(idx []int) float64 { return f64(dst[at(dl, idx)]) }
+	for _, shape := range elemShapes {
+		for _, xk := range inKinds {
+			for _, yk := range inKinds {
+				xl, xn := makeLayout(r, shape, xk)
+				yl, yn := makeLayout(r, shape, yk)
+				x, y := make([]T, xn), make([]T, yn)
+				binaryInputs(r, x, false)
+				binaryInputs(r, y, name == "DivVec")
+				dk := outKinds[r.IntN(len(outKinds))]
+				dl, _ := makeLayout(r, shape, dk)
+				what := fmt.Sprintf("%T %s %v x:%s y:%s d:%s", x, name, shape, xk, yk, dk)
+				dst := newOut[D](dl)
+				Binary(f, dst, dl, x, xl, y, yl)
+				checkUntouched(t, what, dst, dl)
+				forEach(shape, func(idx []int) {
+					xv, yv := f64(x[at(xl, idx)]), f64(y[at(yl, idx)])
+					want := ref(xv, yv)
+					if isInt[T]() && name == "DivVec" {
+						want = float64(int32(xv) / int32(yv))
 					}
-					forEach(shape, func(idx []int) {
-						xv, yv := f64(x[at(xl, idx)]), f64(y[at(yl, idx)])
-						want := ref(xv, yv)
-						if isInt[T]() && op == Div {
-							want = float64(int32(xv) / int32(yv))
-						}
-						if g := got(idx); !near(g, want, 4*tolFor[T](), math.Abs(want)) {
-							t.Fatalf("%s: op(%v, %v) = %v, want %v", name, xv, yv, g, want)
-						}
-					})
-				}
+					if g := f64(dst[at(dl, idx)]); !near(g, want, 4*tolFor[T](), math.Abs(want)) {
+						t.Fatalf("%s: f(%v, %v) = %v, want %v", what, xv, yv, g, want)
+					}
+				})
 			}
 		}
 	}
+}
+
+func testBinaryType[T Number](t *testing.T) {
+	for _, c := range binaryCases[T]() {
+		ref := c.ref
+		f := Fn2[T, T]{F: func(x, y T) T { return T(ref(float64(x), float64(y))) }}
+		if isInt[T]() && c.name == "DivVec" {
+			f.F = func(x, y T) T { return x / y }
+		}
+		if c.name == "maximum" {
+			f.F = func(x, y T) T {
+				if x != x || x >= y {
+					return x
+				}
+				return y
+			}
+		}
+		checkBinary(t, c.name, f, ref) // scalar only
+		f.Vec, f.VecScalar = c.vec, c.vecS
+		checkBinary(t, c.name, f, ref)
+	}
+	lt := func(x, y float64) float64 { return b2f(x < y) }
+	checkBinary(t, "lt", Fn2[T, bool]{F: func(x, y T) bool { return x < y }}, lt)
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func TestBinary(t *testing.T) {
@@ -242,9 +191,13 @@ func TestBinary(t *testing.T) {
 	t.Run("int32", testBinaryType[int32])
 }
 
-func TestLogical(t *testing.T) {
+// TestBinaryBool runs logical functions of bools.
+func TestBinaryBool(t *testing.T) {
 	r := newRand(13)
-	for _, op := range []BinaryOp{LogicalAnd, LogicalOr} {
+	for _, c := range []struct {
+		name string
+		f    func(x, y bool) bool
+	}{{"and", func(x, y bool) bool { return x && y }}, {"or", func(x, y bool) bool { return x || y }}} {
 		for _, shape := range elemShapes {
 			for _, xk := range inKinds {
 				xl, xn := makeLayout(r, shape, xk)
@@ -258,11 +211,10 @@ func TestLogical(t *testing.T) {
 				}
 				dl, _ := makeLayout(r, shape, kStep)
 				dst := newOut[bool](dl)
-				Logical(op, dst, dl, x, xl, y, yl)
+				Binary(Fn2[bool, bool]{F: c.f}, dst, dl, x, xl, y, yl)
 				forEach(shape, func(idx []int) {
-					want := binaryRef[op](f64(x[at(xl, idx)]), f64(y[at(yl, idx)]))
-					if f64(dst[at(dl, idx)]) != want {
-						t.Fatalf("op %d %v x:%s at %v", op, shape, xk, idx)
+					if want := c.f(x[at(xl, idx)], y[at(yl, idx)]); dst[at(dl, idx)] != want {
+						t.Fatalf("%s %v x:%s at %v", c.name, shape, xk, idx)
 					}
 				})
 			}
@@ -270,19 +222,24 @@ func TestLogical(t *testing.T) {
 	}
 }
 
-var ternaryRef = map[TernaryOp]func(a, b, c, s float64) float64{
-	Addcmul: func(a, b, c, s float64) float64 { return a + s*b*c },
-	Addcdiv: func(a, b, c, s float64) float64 { return a + s*b/c },
-}
-
 func testTernaryType[T Float](t *testing.T) {
 	r := newRand(14)
-	for op := TernaryOp(1); int(op) < NumTernaryOps; op++ {
+	const s = 0.5
+	scalar := func(a, b, c T) T { return a + s*b*c }
+	vec := func(d, a, b, c []T) {
+		for i := range d {
+			d[i] = a[i] + s*b[i]*c[i]
+		}
+	}
+	for _, f := range []Fn3[T]{{F: scalar}, {F: scalar, Vec: vec}} {
 		for _, shape := range elemShapes {
-			for _, k := range inKinds {
+			for _, k := range append(inKinds, kContig) {
 				al, an := makeLayout(r, shape, k)
-				bl, bn := makeLayout(r, shape, kPerm)
+				bl, bn := makeLayout(r, shape, k)
 				cl, cn := makeLayout(r, shape, inKinds[r.IntN(4)])
+				if k == kContig {
+					cl, cn = makeLayout(r, shape, kContig)
+				}
 				a, b, c := make([]T, an), make([]T, bn), make([]T, cn)
 				randFill(r, a)
 				randFill(r, b)
@@ -290,13 +247,17 @@ func testTernaryType[T Float](t *testing.T) {
 					c[i] = T(0.5 + r.Float64())
 				}
 				dl, _ := makeLayout(r, shape, kStep)
+				if k == kContig {
+					dl, _ = makeLayout(r, shape, kContig)
+				}
 				dst := newOut[T](dl)
-				Ternary(op, 0.5, dst, dl, a, al, b, bl, c, cl)
+				Ternary(f, dst, dl, a, al, b, bl, c, cl)
 				checkUntouched(t, "ternary", dst, dl)
 				forEach(shape, func(idx []int) {
-					want := ternaryRef[op](f64(a[at(al, idx)]), f64(b[at(bl, idx)]), f64(c[at(cl, idx)]), 0.5)
+					av, bv, cv := f64(a[at(al, idx)]), f64(b[at(bl, idx)]), f64(c[at(cl, idx)])
+					want := av + s*bv*cv
 					if got := f64(dst[at(dl, idx)]); !near(got, want, 4*tolFor[T](), math.Abs(want)) {
-						t.Fatalf("op %d %v %s at %v: %v, want %v", op, shape, k, idx, got, want)
+						t.Fatalf("vec %v %v %s at %v: %v, want %v", f.Vec != nil, shape, k, idx, got, want)
 					}
 				})
 			}
@@ -404,7 +365,7 @@ func TestCopyFillMap(t *testing.T) {
 					}
 				})
 				bd := newOut[bool](dl)
-				Map(bd, dl, x, xl, func(v float32) bool { return v > 0 })
+				Unary(Fn1[float32, bool]{F: func(v float32) bool { return v > 0 }}, bd, dl, x, xl)
 				checkUntouched(t, "map", bd, dl)
 				forEach(shape, func(idx []int) {
 					if bd[at(dl, idx)] != (x[at(xl, idx)] > 0) {

@@ -205,7 +205,7 @@ func TestSoftmaxF32Vector(t *testing.T) {
 	}
 }
 
-// TestExpVectorMatchesScalar checks that Unary's float32 Exp and
+// TestExpVectorMatchesScalar checks that ExpVecF32 and
 // Softmax agree with the float64 path (expAsm off) on strided and
 // contiguous layouts.
 func TestExpVectorMatchesScalar(t *testing.T) {
@@ -218,7 +218,7 @@ func TestExpVectorMatchesScalar(t *testing.T) {
 	l := Contiguous(37, 29)
 	run := func() (e, s []float32) {
 		e, s = make([]float32, len(x)), make([]float32, len(x))
-		Unary(Exp, UnaryParams{}, e, l, x, l)
+		ExpVecF32(e, x)
 		Softmax(false, s, l, x, l, 1)
 		return
 	}

@@ -135,7 +135,7 @@ func TestEmptyExtents(t *testing.T) {
 	d := []float32{9, 9}
 	CumSum(d, Contiguous(2, 0), nil, Contiguous(2, 0), 1)
 	Softmax(false, d, Contiguous(0, 2), nil, Contiguous(0, 2), 1)
-	ArgReduce(MaxOp, d, Contiguous(0, 1), []int32{}, Contiguous(0, 1), nil, Contiguous(0, 2), 1)
+	ArgReduce(betterFor[float32]("max"), d, Contiguous(0, 1), []int32{}, Contiguous(0, 1), nil, Contiguous(0, 2), 1)
 	if err := IndexSelect(d, Contiguous(2, 0), []float32{1, 2}, Contiguous(2, 1), 1, nil); err != nil {
 		t.Fatal(err)
 	}

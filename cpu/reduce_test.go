@@ -7,10 +7,74 @@ import (
 	"testing"
 )
 
+// testFold returns the fold of the reduction op ("sum", "max" or "min")
+// as the op table builds it: sums of floats accumulate in float64, int32
+// sums wrap, max and min propagate NaN. vec adds the fast paths.
+func testFold[T, A Number](op string, vec bool) Fold[T, A] {
+	var f Fold[T, A]
+	switch op {
+	case "sum":
+		f = Fold[T, A]{Add: func(a A, v T) A { return a + A(v) }, Merge: func(a, b A) A { return a + b }, Out: func(a A) T { return T(a) }}
+		if vec {
+			f.Vec = SumFoldVec[T, A]()
+		}
+		return f
+	}
+	isMax := op == "max"
+	pick := func(a, v A) A {
+		if isMax && v > a || !isMax && v < a || v != v {
+			return v
+		}
+		return a
+	}
+	lo, hi := A(math.Inf(-1)), A(math.Inf(1))
+	if isInt[A]() {
+		lo, hi = math.MinInt32, math.MaxInt32
+	}
+	if !isMax {
+		lo = hi
+	}
+	f = Fold[T, A]{Identity: lo, Add: func(a A, v T) A { return pick(a, A(v)) }, Merge: pick, Out: func(a A) T { return T(a) }}
+	if vec {
+		var v any
+		if isMax {
+			v = MaxFoldVec[T]()
+		} else {
+			v = MinFoldVec[T]()
+		}
+		f.Vec = v.(FoldVec[T, A])
+	}
+	return f
+}
+
+// reduceVec tells reduceBy to use the fast paths.
+var reduceVec = true
+
+// reduceBy runs Reduce with the fold of op (see testFold).
+func reduceBy[T Number](op string, dst []T, dl Layout, x []T, xl Layout) {
+	if op == "sum" && !isInt[T]() {
+		Reduce(testFold[T, float64](op, reduceVec), dst, dl, x, xl)
+		return
+	}
+	Reduce(testFold[T, T](op, reduceVec), dst, dl, x, xl)
+}
+
+// betterFor returns ArgReduce's comparison for op ("max" or "min"):
+// strict, with NaN beating every number.
+func betterFor[T Number](op string) func(v, best T) bool {
+	if op == "max" {
+		return func(v, best T) bool { return v > best || (v != v && best == best) }
+	}
+	return func(v, best T) bool { return v < best || (v != v && best == best) }
+}
+
+// reduceOps are the reductions the tests run.
+var reduceOps = []string{"sum", "max", "min"}
+
 // refReduce reduces x (read through xl) over the dims where keep is
 // false, in float64 (int32 sums wrap like int32); it returns the results
 // in row-major keepdim order and the sums of |x| (a scale for tolerances).
-func refReduce[T Number](op ReduceOp, x []T, xl Layout, keep []bool) (out, scale []float64) {
+func refReduce[T Number](op string, x []T, xl Layout, keep []bool) (out, scale []float64) {
 	ks := keepShape(xl.Shape, keep)
 	n := NumElements(ks)
 	out, scale = make([]float64, n), make([]float64, n)
@@ -29,21 +93,21 @@ func refReduce[T Number](op ReduceOp, x []T, xl Layout, keep []bool) (out, scale
 		fv := f64(v)
 		scale[f] += math.Abs(fv)
 		switch op {
-		case SumOp:
+		case "sum":
 			out[f] += fv
 			isum[f] += int32(fv)
-		case MaxOp:
+		case "max":
 			if !seen[f] || fv > out[f] || math.IsNaN(fv) && !math.IsNaN(out[f]) {
 				out[f] = fv
 			}
-		case MinOp:
+		case "min":
 			if !seen[f] || fv < out[f] || math.IsNaN(fv) && !math.IsNaN(out[f]) {
 				out[f] = fv
 			}
 		}
 		seen[f] = true
 	})
-	if op == SumOp && isInt[T]() {
+	if op == "sum" && isInt[T]() {
 		for i := range out {
 			out[i] = float64(isum[i])
 		}
@@ -61,7 +125,7 @@ func keepShape(shape []int, keep []bool) []int {
 	return ks
 }
 
-func checkReduce[T Number](t *testing.T, r *rand.Rand, op ReduceOp, shape []int, keep []bool, xk, dk string, nan bool) {
+func checkReduce[T Number](t *testing.T, r *rand.Rand, op string, shape []int, keep []bool, xk, dk string, nan bool) {
 	t.Helper()
 	xl, xn := makeLayout(r, shape, xk)
 	x := make([]T, xn)
@@ -73,9 +137,9 @@ func checkReduce[T Number](t *testing.T, r *rand.Rand, op ReduceOp, shape []int,
 	}
 	dl, _ := makeLayout(r, keepShape(shape, keep), dk)
 	dst := newOut[T](dl)
-	Reduce(op, dst, dl, x, xl)
+	reduceBy(op, dst, dl, x, xl)
 	want, scale := refReduce(op, x, xl, keep)
-	name := fmt.Sprintf("%T op%d %v keep%v x:%s d:%s", x, op, shape, keep, xk, dk)
+	name := fmt.Sprintf("%T %s vec %v %v keep%v x:%s d:%s", x, op, reduceVec, shape, keep, xk, dk)
 	checkUntouched(t, name, dst, dl)
 	i := 0
 	forEach(dl.Shape, func(idx []int) {
@@ -105,7 +169,7 @@ func subsets(rank int) [][]bool {
 
 func testReduceType[T Number](t *testing.T) {
 	r := newRand(1)
-	for op := ReduceOp(1); int(op) < NumReduceOps; op++ {
+	for _, op := range reduceOps {
 		for _, shape := range oddShapes {
 			for _, keep := range subsets(len(shape)) {
 				for _, xk := range inKinds {
@@ -128,14 +192,18 @@ func testReduceType[T Number](t *testing.T) {
 }
 
 func TestReduce(t *testing.T) {
-	t.Run("float32", testReduceType[float32])
-	t.Run("float64", testReduceType[float64])
-	t.Run("int32", testReduceType[int32])
+	for _, vec := range []bool{true, false} {
+		reduceVec = vec
+		t.Run(fmt.Sprint("float32 vec ", vec), testReduceType[float32])
+		t.Run(fmt.Sprint("float64 vec ", vec), testReduceType[float64])
+		t.Run(fmt.Sprint("int32 vec ", vec), testReduceType[int32])
+	}
+	reduceVec = true
 }
 
 func TestReduceNaN(t *testing.T) {
 	r := newRand(2)
-	for _, op := range []ReduceOp{MaxOp, MinOp, SumOp} {
+	for _, op := range reduceOps {
 		for _, shape := range [][]int{{7, 33}, {65}, {300, 257}, {1 << 16}} {
 			for _, keep := range subsets(len(shape)) {
 				checkReduce[float32](t, r, op, shape, keep, kContig, kContig, true)
@@ -155,33 +223,37 @@ func TestReduceNaN(t *testing.T) {
 		{[]float32{-inf, 3, inf}, inf, -inf},
 		{[]float32{-inf}, -inf, -inf},
 	} {
-		for _, op := range []ReduceOp{MaxOp, MinOp} {
+		for _, op := range []string{"max", "min"} {
 			d := []float32{0}
-			Reduce(op, d, Contiguous(1), c.x, Contiguous(len(c.x)))
+			reduceBy(op, d, Contiguous(1), c.x, Contiguous(len(c.x)))
 			want := c.max
-			if op == MinOp {
+			if op == "min" {
 				want = c.min
 			}
 			if !near(float64(d[0]), float64(want), 0, 1) {
-				t.Errorf("op %d of %v = %v, want %v", op, c.x, d[0], want)
+				t.Errorf("%s of %v = %v, want %v", op, c.x, d[0], want)
 			}
 		}
 	}
 }
 
 func TestReduceEmptyAndWrap(t *testing.T) {
-	// An empty reduced extent sums to 0.
+	// An empty reduced extent gives the identity: 0 for sums.
 	d := []float32{5, 5, 5}
-	Reduce(SumOp, d, Contiguous(3, 1), []float32{}, Contiguous(3, 0))
+	reduceBy("sum", d, Contiguous(3, 1), []float32{}, Contiguous(3, 0))
 	if d[0] != 0 || d[1] != 0 || d[2] != 0 {
 		t.Fatalf("empty sum = %v", d)
 	}
+	reduceBy("max", d, Contiguous(3, 1), []float32{}, Contiguous(3, 0))
+	if !math.IsInf(float64(d[1]), -1) {
+		t.Fatalf("empty max = %v, want the identity -Inf", d)
+	}
 	// An empty kept extent writes nothing.
-	Reduce(SumOp, d, Contiguous(0, 1), []float32{}, Contiguous(0, 4))
+	reduceBy("sum", d, Contiguous(0, 1), []float32{}, Contiguous(0, 4))
 	// int32 sums wrap in int32.
 	x := []int32{math.MaxInt32, 1, math.MaxInt32, 5}
 	di := []int32{0}
-	Reduce(SumOp, di, Contiguous(1), x, Contiguous(4))
+	reduceBy("sum", di, Contiguous(1), x, Contiguous(4))
 	if want := int32(int64(math.MaxInt32)*2 + 6 - 1<<32); di[0] != want {
 		t.Fatalf("int32 sum = %d, want %d", di[0], want)
 	}
@@ -191,12 +263,12 @@ func TestReduceEmptyAndWrap(t *testing.T) {
 		big[i] = 1
 	}
 	df := []float32{0}
-	Reduce(SumOp, df, Contiguous(1), big, Contiguous(len(big)))
+	reduceBy("sum", df, Contiguous(1), big, Contiguous(len(big)))
 	if df[0] != float32(1<<24) { // 2^24+1 rounds to 2^24 only once, at the end
 		t.Fatalf("float32 sum of 2^24+1 ones = %v", df[0])
 	}
 	big[0] = 0.5
-	Reduce(SumOp, df, Contiguous(1), big, Contiguous(len(big)))
+	reduceBy("sum", df, Contiguous(1), big, Contiguous(len(big)))
 	if want := float32(float64(1<<24) + 0.5); df[0] != want {
 		t.Fatalf("float32 sum = %v, want %v", df[0], want)
 	}
@@ -223,7 +295,7 @@ func testArgReduceType[T Number](t *testing.T) {
 		rank := max(len(shape), 1)
 		for dim := 0; dim < rank; dim++ {
 			for _, xk := range inKinds {
-				for _, op := range []ReduceOp{MaxOp, MinOp} {
+				for _, op := range []string{"max", "min"} {
 					xl, xn := makeLayout(r, shape, xk)
 					x := make([]T, xn)
 					for i := range x { // few distinct values: many ties
@@ -243,8 +315,8 @@ func testArgReduceType[T Number](t *testing.T) {
 					if !useVals {
 						vals = nil
 					}
-					ArgReduce(op, vals, vl, idx, il, x, xl, dim)
-					name := fmt.Sprintf("%T op%d %v dim%d %s", x, op, shape, dim, xk)
+					ArgReduce(betterFor[T](op), vals, vl, idx, il, x, xl, dim)
+					name := fmt.Sprintf("%T %s %v dim%d %s", x, op, shape, dim, xk)
 					checkUntouched(t, name, idx, il)
 					length := 1
 					if len(shape) > 0 {
@@ -260,7 +332,7 @@ func testArgReduceType[T Number](t *testing.T) {
 							}
 							line[k] = f64(x[at(xl, oi)])
 						}
-						wi, wv := refArg(line, op == MaxOp)
+						wi, wv := refArg(line, op == "max")
 						if got := idx[at(il, o)]; int(got) != wi {
 							t.Fatalf("%s: at %v index %d, want %d (line %v)", name, o, got, wi, line)
 						}
@@ -284,17 +356,17 @@ func TestArgReduce(t *testing.T) {
 	// First NaN wins for both max and min; ties go to the first.
 	nan := math.NaN()
 	x := []float64{1, 3, nan, 3, nan}
-	for _, op := range []ReduceOp{MaxOp, MinOp} {
+	for _, op := range []string{"max", "min"} {
 		idx := []int32{-1}
-		ArgReduce(op, nil, Contiguous(1), idx, Contiguous(1), x, Contiguous(5), 0)
+		ArgReduce(betterFor[float64](op), nil, Contiguous(1), idx, Contiguous(1), x, Contiguous(5), 0)
 		if idx[0] != 2 {
-			t.Errorf("op %d: index %d, want 2", op, idx[0])
+			t.Errorf("%s: index %d, want 2", op, idx[0])
 		}
 	}
 	y := []int32{2, 5, 1, 5, 1}
 	idx := []int32{-1, -1}
-	ArgReduce(MaxOp, nil, Contiguous(1), idx[:1], Contiguous(1), y, Contiguous(5), 0)
-	ArgReduce(MinOp, nil, Contiguous(1), idx[1:], Contiguous(1), y, Contiguous(5), 0)
+	ArgReduce(betterFor[int32]("max"), nil, Contiguous(1), idx[:1], Contiguous(1), y, Contiguous(5), 0)
+	ArgReduce(betterFor[int32]("min"), nil, Contiguous(1), idx[1:], Contiguous(1), y, Contiguous(5), 0)
 	if idx[0] != 1 || idx[1] != 2 {
 		t.Errorf("ties: argmax %d argmin %d, want 1 2", idx[0], idx[1])
 	}

@@ -38,9 +38,9 @@ func sameF(got, want float64) bool {
 }
 
 // reduceF32All reduces all of x with op through Reduce.
-func reduceF32All(op ReduceOp, x []float32) float32 {
+func reduceF32All(op string, x []float32) float32 {
 	dst := []float32{0}
-	Reduce(op, dst, Layout{Shape: []int{1}, Strides: []int{1}},
+	reduceBy(op, dst, Layout{Shape: []int{1}, Strides: []int{1}},
 		x, Layout{Shape: []int{len(x)}, Strides: []int{1}})
 	return dst[0]
 }
@@ -64,14 +64,14 @@ func checkVec(t *testing.T, name string, x []float32) {
 	defer func() { reduceAsm = old }()
 	for _, asm := range []bool{false, old} {
 		reduceAsm = asm
-		if got := float64(reduceF32All(SumOp, x)); !sameF(got, float64(float32(sum))) &&
+		if got := float64(reduceF32All("sum", x)); !sameF(got, float64(float32(sum))) &&
 			!near(got, float64(float32(sum)), 1e-7, scale) {
 			t.Fatalf("%s asm=%v: Reduce sum = %v, want %v", name, asm, got, float32(sum))
 		}
-		if got := float64(reduceF32All(MaxOp, x)); !sameF(got, mx) {
+		if got := float64(reduceF32All("max", x)); !sameF(got, mx) {
 			t.Fatalf("%s asm=%v: Reduce max = %v, want %v", name, asm, got, mx)
 		}
-		if got := float64(reduceF32All(MinOp, x)); !sameF(got, mn) {
+		if got := float64(reduceF32All("min", x)); !sameF(got, mn) {
 			t.Fatalf("%s asm=%v: Reduce min = %v, want %v", name, asm, got, mn)
 		}
 	}
@@ -124,9 +124,9 @@ func TestReduceVecF32Special(t *testing.T) {
 func TestReduceVecDeterministic(t *testing.T) {
 	x := make([]float32, 1<<20+3)
 	randFill(newRand(13), x)
-	want := reduceF32All(SumOp, x)
+	want := reduceF32All("sum", x)
 	for i := 0; i < 20; i++ {
-		if got := reduceF32All(SumOp, x); math.Float32bits(got) != math.Float32bits(want) {
+		if got := reduceF32All("sum", x); math.Float32bits(got) != math.Float32bits(want) {
 			t.Fatalf("run %d: %v, want %v", i, got, want)
 		}
 	}
@@ -147,16 +147,16 @@ func TestReduceVecRows(t *testing.T) {
 		rows := n / shape[len(shape)-1]
 		xl := Layout{Shape: []int{rows, shape[len(shape)-1]}, Strides: []int{shape[len(shape)-1], 1}}
 		dl := Layout{Shape: []int{rows, 1}, Strides: []int{1, 1}}
-		for _, op := range []ReduceOp{SumOp, MaxOp, MinOp} {
+		for _, op := range reduceOps {
 			got, want := make([]float32, rows), make([]float32, rows)
-			Reduce(op, got, dl, x, xl)
+			reduceBy(op, got, dl, x, xl)
 			reduceAsm = false
-			Reduce(op, want, dl, x, xl)
+			reduceBy(op, want, dl, x, xl)
 			reduceAsm = true
 			for i := range got {
 				if !sameF(float64(got[i]), float64(want[i])) &&
 					!near(float64(got[i]), float64(want[i]), 1e-6, 1) {
-					t.Fatalf("%v op%d row %d: %v, plain loops %v", shape, op, i, got[i], want[i])
+					t.Fatalf("%v %s row %d: %v, plain loops %v", shape, op, i, got[i], want[i])
 				}
 			}
 		}

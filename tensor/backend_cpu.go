@@ -7,12 +7,73 @@ import (
 )
 
 // cpuBackend runs ops with the kernels of package cpu on Go slices:
-// []float32, []float64, []int32 or []bool, one per dtype.
+// []float32, []float64, []int32 or []bool, one per dtype. Every method
+// finds its typed kernel with cpuFor, the one dtype dispatch: in an op's
+// row (opmath.go) for elementwise ops and reductions, in the tables
+// below for the rest.
 type cpuBackend struct{}
 
 func lay(t *Tensor) cpu.Layout {
 	return cpu.Layout{Shape: t.shape, Strides: t.strides, Offset: t.offset}
 }
+
+// cpuBuf returns t's CPU buffer as a []T. It panics when T is not the
+// element type of t's dtype, a bug in tensor.
+func cpuBuf[T cpu.Elem](t *Tensor) []T {
+	b, ok := t.ref.s.buf.([]T)
+	if !ok {
+		panic(fmt.Sprintf("tensor: the CPU buffer of a %v tensor is %T, not %T", t.dtype, t.ref.s.buf, b))
+	}
+	return b
+}
+
+// cpuFor returns the kernel for dtype dt in table. It panics, naming
+// what runs, when dt is no dtype or has no kernel there: the op layer
+// casts operands to a dtype the op computes in before calling a backend,
+// so reaching it is a bug in tensor, never uninitialised output.
+func cpuFor[K any](what string, dt DType, table *[numDTypes]K) K {
+	if dt.valid() {
+		if k := table[dt]; any(k) != nil {
+			return k
+		}
+	}
+	panic(fmt.Sprintf("tensor: %s has no CPU kernel for dtype %v", what, dt))
+}
+
+// The CPU kernels that belong to no op's row, by dtype and by what the
+// element type supports: every dtype is stored, copied, cast, selected
+// and gathered (elemCPU), numbers are also added (numberCPU), and floats
+// also do float math (floatCPU).
+type (
+	elemCPU interface {
+		write(dst *Tensor, src any)
+		read(x *Tensor) any
+		fill(dst *Tensor, v float64)
+		copy(dst, x *Tensor)
+		cast(dst, x *Tensor) // dst has this dtype, x any
+		where(dst, cond, x, y *Tensor)
+		indexSelect(dst, x, index *Tensor, dim int) error
+		gather(dst, x, index *Tensor, dim int) error
+	}
+	numberCPU interface {
+		cumsum(dst, x *Tensor, dim int)
+		indexAdd(dst, index, src *Tensor, dim int) error
+		scatterAdd(dst, index, src *Tensor, dim int) error
+	}
+	floatCPU interface {
+		softmax(log bool, dst, x *Tensor, dim int)
+		matmul(dst, a, b *Tensor)
+		random(normal bool, dst *Tensor, seed, offset uint64, a, b float64)
+	}
+)
+
+var (
+	elemKernels = [numDTypes]elemCPU{
+		Float32: elemOf[float32]{}, Float64: elemOf[float64]{}, Int32: elemOf[int32]{}, Bool: elemOf[bool]{},
+	}
+	numberKernels = [numDTypes]numberCPU{Float32: numberOf[float32]{}, Float64: numberOf[float64]{}, Int32: numberOf[int32]{}}
+	floatKernels  = [numDTypes]floatCPU{Float32: floatOf[float32]{}, Float64: floatOf[float64]{}}
+)
 
 func (cpuBackend) alloc(dt DType, n int) (any, error) { return cpuPool.get(dt, n) }
 
@@ -20,333 +81,193 @@ func (cpuBackend) free(dt DType, buf any) { cpuPool.put(buf) }
 
 func (cpuBackend) write(dst *Tensor, src any) {
 	defer unpin(pin(dst))
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		copy(d, src.([]float32))
-	case []float64:
-		copy(d, src.([]float64))
-	case []int32:
-		copy(d, src.([]int32))
-	case []bool:
-		copy(d, src.([]bool))
-	}
+	cpuFor("write", dst.dtype, &elemKernels).write(dst, src)
 }
 
 func (cpuBackend) read(x *Tensor) any {
 	defer unpin(pin(x))
-	switch b := x.ref.s.buf.(type) {
-	case []float32:
-		return readAs(b, x)
-	case []float64:
-		return readAs(b, x)
-	case []int32:
-		return readAs(b, x)
-	case []bool:
-		return readAs(b, x)
-	}
-	panic("tensor: unknown CPU buffer")
-}
-
-func readAs[T cpu.Elem](b []T, x *Tensor) []T {
-	out := make([]T, x.Numel())
-	cpu.Copy(out, cpu.Contiguous(x.shape...), b, lay(x))
-	return out
+	return cpuFor("read", x.dtype, &elemKernels).read(x)
 }
 
 func (cpuBackend) fill(dst *Tensor, v float64) {
 	defer unpin(pin(dst))
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.Fill(d, lay(dst), float32(v))
-	case []float64:
-		cpu.Fill(d, lay(dst), v)
-	case []int32:
-		cpu.Fill(d, lay(dst), int32(v))
-	case []bool:
-		cpu.Fill(d, lay(dst), v != 0)
-	}
+	cpuFor("fill", dst.dtype, &elemKernels).fill(dst, v)
 }
 
 func (cpuBackend) copy(dst, x *Tensor) {
 	defer unpin(pin(dst, x))
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.Copy(d, lay(dst), x.ref.s.buf.([]float32), lay(x))
-	case []float64:
-		cpu.Copy(d, lay(dst), x.ref.s.buf.([]float64), lay(x))
-	case []int32:
-		cpu.Copy(d, lay(dst), x.ref.s.buf.([]int32), lay(x))
-	case []bool:
-		cpu.Copy(d, lay(dst), x.ref.s.buf.([]bool), lay(x))
-	}
+	cpuFor("copy", dst.dtype, &elemKernels).copy(dst, x)
 }
 
 func (cpuBackend) cast(dst, x *Tensor) {
 	defer unpin(pin(dst, x))
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		castInto(d, dst, x)
-	case []float64:
-		castInto(d, dst, x)
-	case []int32:
-		castInto(d, dst, x)
-	case []bool:
-		castInto(d, dst, x)
-	}
+	cpuFor("Cast", dst.dtype, &elemKernels).cast(dst, x)
 }
 
-func castInto[D cpu.Elem](d []D, dst, x *Tensor) {
-	switch s := x.ref.s.buf.(type) {
-	case []float32:
-		cpu.Cast(d, lay(dst), s, lay(x))
-	case []float64:
-		cpu.Cast(d, lay(dst), s, lay(x))
-	case []int32:
-		cpu.Cast(d, lay(dst), s, lay(x))
-	case []bool:
-		cpu.Cast(d, lay(dst), s, lay(x))
-	}
-}
-
+// unary, binary and ternary run the op's row kernel for the inputs'
+// dtype (the dtype it computes in).
 func (cpuBackend) unary(op Op, p [2]float64, dst, x *Tensor) {
 	defer unpin(pin(dst, x))
-	code, params := opTable[op].cpuUnary, cpu.UnaryParams{A: p[0], B: p[1]}
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.Unary(code, params, d, lay(dst), x.ref.s.buf.([]float32), lay(x))
-	case []float64:
-		cpu.Unary(code, params, d, lay(dst), x.ref.s.buf.([]float64), lay(x))
-	case []int32:
-		cpu.Unary(code, params, d, lay(dst), x.ref.s.buf.([]int32), lay(x))
-	default:
-		panic(fmt.Sprintf("tensor: %v on %v reached the CPU backend", op, dst.dtype))
-	}
+	cpuFor(op.String(), x.dtype, &op.info().cpu).run(p, dst, [3]*Tensor{x})
 }
 
 func (cpuBackend) binary(op Op, dst, x, y *Tensor) {
 	defer unpin(pin(dst, x, y))
-	code := opTable[op].cpuBinary
-	if code.IsLogical() {
-		cpu.Logical(code, dst.ref.s.buf.([]bool), lay(dst), x.ref.s.buf.([]bool), lay(x), y.ref.s.buf.([]bool), lay(y))
-		return
-	}
-	if code.IsComparison() {
-		d := dst.ref.s.buf.([]bool)
-		switch a := x.ref.s.buf.(type) {
-		case []float32:
-			cpu.Compare(code, d, lay(dst), a, lay(x), y.ref.s.buf.([]float32), lay(y))
-		case []float64:
-			cpu.Compare(code, d, lay(dst), a, lay(x), y.ref.s.buf.([]float64), lay(y))
-		case []int32:
-			cpu.Compare(code, d, lay(dst), a, lay(x), y.ref.s.buf.([]int32), lay(y))
-		case []bool:
-			// Bools compare as 0 and 1; Eq and Ne are the common cases (masks).
-			xi, yi := boolsAsInt32(x), boolsAsInt32(y)
-			cpu.Compare(code, d, lay(dst), xi, lay(x), yi, lay(y))
-		}
-		return
-	}
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.Binary(code, d, lay(dst), x.ref.s.buf.([]float32), lay(x), y.ref.s.buf.([]float32), lay(y))
-	case []float64:
-		cpu.Binary(code, d, lay(dst), x.ref.s.buf.([]float64), lay(x), y.ref.s.buf.([]float64), lay(y))
-	case []int32:
-		cpu.Binary(code, d, lay(dst), x.ref.s.buf.([]int32), lay(x), y.ref.s.buf.([]int32), lay(y))
-	default:
-		panic(fmt.Sprintf("tensor: %v on %v reached the CPU backend", op, dst.dtype))
-	}
-}
-
-// boolsAsInt32 converts a bool storage to int32, element for element.
-func boolsAsInt32(x *Tensor) []int32 {
-	b := x.ref.s.buf.([]bool)
-	out := make([]int32, len(b))
-	for i, v := range b {
-		if v {
-			out[i] = 1
-		}
-	}
-	return out
+	cpuFor(op.String(), x.dtype, &op.info().cpu).run([2]float64{}, dst, [3]*Tensor{x, y})
 }
 
 func (cpuBackend) ternary(op Op, s float64, dst, a, b, c *Tensor) {
 	defer unpin(pin(dst, a, b, c))
-	code := cpu.Addcmul
-	if op == OpAddcdiv {
-		code = cpu.Addcdiv
-	}
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.Ternary(code, s, d, lay(dst), a.ref.s.buf.([]float32), lay(a), b.ref.s.buf.([]float32), lay(b), c.ref.s.buf.([]float32), lay(c))
-	case []float64:
-		cpu.Ternary(code, s, d, lay(dst), a.ref.s.buf.([]float64), lay(a), b.ref.s.buf.([]float64), lay(b), c.ref.s.buf.([]float64), lay(c))
-	}
+	cpuFor(op.String(), a.dtype, &op.info().cpu).run([2]float64{s}, dst, [3]*Tensor{a, b, c})
 }
 
 func (cpuBackend) where(dst, cond, x, y *Tensor) {
 	defer unpin(pin(dst, cond, x, y))
-	cb := cond.ref.s.buf.([]bool)
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.Where(d, lay(dst), cb, lay(cond), x.ref.s.buf.([]float32), lay(x), y.ref.s.buf.([]float32), lay(y))
-	case []float64:
-		cpu.Where(d, lay(dst), cb, lay(cond), x.ref.s.buf.([]float64), lay(x), y.ref.s.buf.([]float64), lay(y))
-	case []int32:
-		cpu.Where(d, lay(dst), cb, lay(cond), x.ref.s.buf.([]int32), lay(x), y.ref.s.buf.([]int32), lay(y))
-	case []bool:
-		cpu.Where(d, lay(dst), cb, lay(cond), x.ref.s.buf.([]bool), lay(x), y.ref.s.buf.([]bool), lay(y))
-	}
+	cpuFor("Where", dst.dtype, &elemKernels).where(dst, cond, x, y)
 }
-
-var cpuReduceOps = map[Op]cpu.ReduceOp{OpSum: cpu.SumOp, OpAmax: cpu.MaxOp, OpAmin: cpu.MinOp, OpMaxDim: cpu.MaxOp, OpMinDim: cpu.MinOp, OpArgMax: cpu.MaxOp, OpArgMin: cpu.MinOp}
 
 func (cpuBackend) reduce(op Op, dst, x *Tensor) {
 	defer unpin(pin(dst, x))
-	code := cpuReduceOps[op]
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.Reduce(code, d, lay(dst), x.ref.s.buf.([]float32), lay(x))
-	case []float64:
-		cpu.Reduce(code, d, lay(dst), x.ref.s.buf.([]float64), lay(x))
-	case []int32:
-		cpu.Reduce(code, d, lay(dst), x.ref.s.buf.([]int32), lay(x))
-	}
+	cpuFor(op.String(), x.dtype, &op.info().reduce.cpu).reduce(dst, x)
 }
 
 func (cpuBackend) argReduce(op Op, vals, idx, x *Tensor, dim int) {
 	defer unpin(pin(vals, idx, x))
-	code := cpuReduceOps[op]
-	ib := idx.ref.s.buf.([]int32)
-	var vl cpu.Layout
-	if vals != nil {
-		vl = lay(vals)
-	}
-	switch xb := x.ref.s.buf.(type) {
-	case []float32:
-		cpu.ArgReduce(code, valsBuf[float32](vals), vl, ib, lay(idx), xb, lay(x), dim)
-	case []float64:
-		cpu.ArgReduce(code, valsBuf[float64](vals), vl, ib, lay(idx), xb, lay(x), dim)
-	case []int32:
-		cpu.ArgReduce(code, valsBuf[int32](vals), vl, ib, lay(idx), xb, lay(x), dim)
-	}
-}
-
-func valsBuf[T cpu.Number](vals *Tensor) []T {
-	if vals == nil {
-		return nil
-	}
-	return vals.ref.s.buf.([]T)
+	cpuFor(op.String(), x.dtype, &op.info().reduce.cpu).argReduce(vals, idx, x, dim)
 }
 
 func (cpuBackend) cumsum(dst, x *Tensor, dim int) {
 	defer unpin(pin(dst, x))
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.CumSum(d, lay(dst), x.ref.s.buf.([]float32), lay(x), dim)
-	case []float64:
-		cpu.CumSum(d, lay(dst), x.ref.s.buf.([]float64), lay(x), dim)
-	case []int32:
-		cpu.CumSum(d, lay(dst), x.ref.s.buf.([]int32), lay(x), dim)
-	}
+	cpuFor("CumSum", dst.dtype, &numberKernels).cumsum(dst, x, dim)
 }
 
 func (cpuBackend) softmax(log bool, dst, x *Tensor, dim int) {
 	defer unpin(pin(dst, x))
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.Softmax(log, d, lay(dst), x.ref.s.buf.([]float32), lay(x), dim)
-	case []float64:
-		cpu.Softmax(log, d, lay(dst), x.ref.s.buf.([]float64), lay(x), dim)
-	}
+	cpuFor("Softmax", dst.dtype, &floatKernels).softmax(log, dst, x, dim)
 }
 
 func (cpuBackend) matmul(dst, a, b *Tensor) {
 	defer unpin(pin(dst, a, b))
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		cpu.MatMul(d, lay(dst), a.ref.s.buf.([]float32), lay(a), b.ref.s.buf.([]float32), lay(b))
-	case []float64:
-		cpu.MatMul(d, lay(dst), a.ref.s.buf.([]float64), lay(a), b.ref.s.buf.([]float64), lay(b))
-	}
+	cpuFor("MatMul", dst.dtype, &floatKernels).matmul(dst, a, b)
 }
 
 func (cpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
 	defer unpin(pin(dst, x, index))
-	ib := index.ref.s.buf.([]int32)[index.offset : index.offset+index.Numel()]
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		return cpu.IndexSelect(d, lay(dst), x.ref.s.buf.([]float32), lay(x), dim, ib)
-	case []float64:
-		return cpu.IndexSelect(d, lay(dst), x.ref.s.buf.([]float64), lay(x), dim, ib)
-	case []int32:
-		return cpu.IndexSelect(d, lay(dst), x.ref.s.buf.([]int32), lay(x), dim, ib)
-	case []bool:
-		return cpu.IndexSelect(d, lay(dst), x.ref.s.buf.([]bool), lay(x), dim, ib)
-	}
-	return nil
+	return cpuFor("IndexSelect", dst.dtype, &elemKernels).indexSelect(dst, x, index, dim)
 }
 
 func (cpuBackend) indexAdd(dst, index, src *Tensor, dim int) error {
 	defer unpin(pin(dst, index, src))
-	ib := index.ref.s.buf.([]int32)[index.offset : index.offset+index.Numel()]
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		return cpu.IndexAdd(d, lay(dst), dim, ib, src.ref.s.buf.([]float32), lay(src))
-	case []float64:
-		return cpu.IndexAdd(d, lay(dst), dim, ib, src.ref.s.buf.([]float64), lay(src))
-	case []int32:
-		return cpu.IndexAdd(d, lay(dst), dim, ib, src.ref.s.buf.([]int32), lay(src))
-	}
-	return nil
+	return cpuFor("IndexAdd", dst.dtype, &numberKernels).indexAdd(dst, index, src, dim)
 }
 
 func (cpuBackend) gather(dst, x, index *Tensor, dim int) error {
 	defer unpin(pin(dst, x, index))
-	ib := index.ref.s.buf.([]int32)
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		return cpu.Gather(d, lay(dst), x.ref.s.buf.([]float32), lay(x), dim, ib, lay(index))
-	case []float64:
-		return cpu.Gather(d, lay(dst), x.ref.s.buf.([]float64), lay(x), dim, ib, lay(index))
-	case []int32:
-		return cpu.Gather(d, lay(dst), x.ref.s.buf.([]int32), lay(x), dim, ib, lay(index))
-	case []bool:
-		return cpu.Gather(d, lay(dst), x.ref.s.buf.([]bool), lay(x), dim, ib, lay(index))
-	}
-	return nil
+	return cpuFor("Gather", dst.dtype, &elemKernels).gather(dst, x, index, dim)
 }
 
 func (cpuBackend) scatterAdd(dst, index, src *Tensor, dim int) error {
 	defer unpin(pin(dst, index, src))
-	ib := index.ref.s.buf.([]int32)
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		return cpu.ScatterAdd(d, lay(dst), dim, ib, lay(index), src.ref.s.buf.([]float32), lay(src))
-	case []float64:
-		return cpu.ScatterAdd(d, lay(dst), dim, ib, lay(index), src.ref.s.buf.([]float64), lay(src))
-	case []int32:
-		return cpu.ScatterAdd(d, lay(dst), dim, ib, lay(index), src.ref.s.buf.([]int32), lay(src))
-	}
-	return nil
+	return cpuFor("ScatterAdd", dst.dtype, &numberKernels).scatterAdd(dst, index, src, dim)
 }
 
 func (cpuBackend) random(normal bool, dst *Tensor, seed, offset uint64, a, b float64) {
 	defer unpin(pin(dst))
-	switch d := dst.ref.s.buf.(type) {
-	case []float32:
-		randomInto(normal, d[dst.offset:dst.offset+dst.Numel()], seed, offset, a, b)
-	case []float64:
-		randomInto(normal, d[dst.offset:dst.offset+dst.Numel()], seed, offset, a, b)
-	}
+	cpuFor("random", dst.dtype, &floatKernels).random(normal, dst, seed, offset, a, b)
 }
 
-func randomInto[T cpu.Float](normal bool, d []T, seed, offset uint64, a, b float64) {
+func (cpuBackend) sync() error { return nil }
+
+// elemOf, numberOf and floatOf are the kernels of the tables above for
+// element type T.
+type (
+	elemOf[T cpu.Elem]     struct{}
+	numberOf[T cpu.Number] struct{}
+	floatOf[T cpu.Float]   struct{}
+)
+
+func (elemOf[T]) write(dst *Tensor, src any) { copy(cpuBuf[T](dst), src.([]T)) }
+
+func (elemOf[T]) read(x *Tensor) any {
+	out := make([]T, x.Numel())
+	cpu.Copy(out, cpu.Contiguous(x.shape...), cpuBuf[T](x), lay(x))
+	return out
+}
+
+func (elemOf[T]) fill(dst *Tensor, v float64) { cpu.Fill(cpuBuf[T](dst), lay(dst), fromFloat64[T](v)) }
+
+// fromFloat64 converts v to T with Go's rules (bool: v != 0).
+func fromFloat64[T cpu.Elem](v float64) T {
+	var out any
+	switch any(*new(T)).(type) {
+	case float32:
+		out = float32(v)
+	case float64:
+		out = v
+	case int32:
+		out = int32(v)
+	case bool:
+		out = v != 0
+	}
+	return out.(T)
+}
+
+func (elemOf[T]) copy(dst, x *Tensor) { cpu.Copy(cpuBuf[T](dst), lay(dst), cpuBuf[T](x), lay(x)) }
+
+func (elemOf[T]) cast(dst, x *Tensor) {
+	from := [numDTypes]caster{castOf[T, float32]{}, castOf[T, float64]{}, castOf[T, int32]{}, castOf[T, bool]{}}
+	cpuFor("Cast", x.dtype, &from).cast(dst, x)
+}
+
+// caster casts a tensor of one dtype into another's (castOf[D, S]: S to D).
+type caster interface{ cast(dst, x *Tensor) }
+
+type castOf[D, S cpu.Elem] struct{}
+
+func (castOf[D, S]) cast(dst, x *Tensor) { cpu.Cast(cpuBuf[D](dst), lay(dst), cpuBuf[S](x), lay(x)) }
+
+func (elemOf[T]) where(dst, cond, x, y *Tensor) {
+	cpu.Where(cpuBuf[T](dst), lay(dst), cpuBuf[bool](cond), lay(cond), cpuBuf[T](x), lay(x), cpuBuf[T](y), lay(y))
+}
+
+func (elemOf[T]) indexSelect(dst, x, index *Tensor, dim int) error {
+	return cpu.IndexSelect(cpuBuf[T](dst), lay(dst), cpuBuf[T](x), lay(x), dim, flatIndex(index))
+}
+
+func (elemOf[T]) gather(dst, x, index *Tensor, dim int) error {
+	return cpu.Gather(cpuBuf[T](dst), lay(dst), cpuBuf[T](x), lay(x), dim, cpuBuf[int32](index), lay(index))
+}
+
+// flatIndex returns the elements of the contiguous 1-D index tensor.
+func flatIndex(index *Tensor) []int32 {
+	return cpuBuf[int32](index)[index.offset : index.offset+index.Numel()]
+}
+
+func (numberOf[T]) cumsum(dst, x *Tensor, dim int) {
+	cpu.CumSum(cpuBuf[T](dst), lay(dst), cpuBuf[T](x), lay(x), dim)
+}
+
+func (numberOf[T]) indexAdd(dst, index, src *Tensor, dim int) error {
+	return cpu.IndexAdd(cpuBuf[T](dst), lay(dst), dim, flatIndex(index), cpuBuf[T](src), lay(src))
+}
+
+func (numberOf[T]) scatterAdd(dst, index, src *Tensor, dim int) error {
+	return cpu.ScatterAdd(cpuBuf[T](dst), lay(dst), dim, cpuBuf[int32](index), lay(index), cpuBuf[T](src), lay(src))
+}
+
+func (floatOf[T]) softmax(log bool, dst, x *Tensor, dim int) {
+	cpu.Softmax(log, cpuBuf[T](dst), lay(dst), cpuBuf[T](x), lay(x), dim)
+}
+
+func (floatOf[T]) matmul(dst, a, b *Tensor) {
+	cpu.MatMul(cpuBuf[T](dst), lay(dst), cpuBuf[T](a), lay(a), cpuBuf[T](b), lay(b))
+}
+
+func (floatOf[T]) random(normal bool, dst *Tensor, seed, offset uint64, a, b float64) {
+	d := cpuBuf[T](dst)[dst.offset : dst.offset+dst.Numel()]
 	if normal {
 		cpu.Normal(d, seed, offset, a, b)
 	} else {
 		cpu.Uniform(d, seed, offset, a, b)
 	}
 }
-
-func (cpuBackend) sync() error { return nil }

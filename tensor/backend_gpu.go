@@ -269,47 +269,31 @@ func wgslOne(dt DType) string {
 	return "1.0"
 }
 
+// unary, binary and ternary run the op's row expression for the
+// inputs' dtype (the dtype it computes in).
 func (b *gpuBackend) unary(op Op, p [2]float64, dst, x *Tensor) {
 	defer unpin(pin(dst, x))
-	b.elementwise(op.String(), wgslExpr(op, x.dtype), p, dst, x)
+	b.elementwise(op.String(), op.info().wgslFor(x.dtype), p, dst, x)
 }
 
 func (b *gpuBackend) binary(op Op, dst, x, y *Tensor) {
 	defer unpin(pin(dst, x, y))
-	b.elementwise(op.String(), wgslExpr(op, x.dtype), [2]float64{}, dst, x, y)
-}
-
-// wgslExpr returns op's WGSL expression for operands of type dt: the op
-// table's, or its int32/bool form where the float one has float literals
-// or float helpers (isnan_).
-func wgslExpr(op Op, dt DType) string {
-	if dt != Float32 {
-		if e := opTable[op].wgslInt; e != "" {
-			return e
-		}
-	}
-	return opTable[op].wgsl
+	b.elementwise(op.String(), op.info().wgslFor(x.dtype), [2]float64{}, dst, x, y)
 }
 
 func (b *gpuBackend) ternary(op Op, s float64, dst, a, x, y *Tensor) {
 	defer unpin(pin(dst, a, x, y))
-	expr := "x + p0 * y * z"
-	if op == OpAddcdiv {
-		expr = "x + p0 * y / z"
-	}
-	b.elementwise(op.String(), expr, [2]float64{s}, dst, a, x, y)
+	b.elementwise(op.String(), op.info().wgslFor(a.dtype), [2]float64{s}, dst, a, x, y)
 }
 
 func (b *gpuBackend) where(dst, cond, x, y *Tensor) {
 	defer unpin(pin(dst, cond, x, y))
-	b.elementwise("Where", "select(z, y, x)", [2]float64{}, dst, cond, x, y)
+	b.elementwise("Where", OpWhere.info().wgsl, [2]float64{}, dst, cond, x, y)
 }
-
-var gpuReduceOps = map[Op]string{OpSum: "sum", OpAmax: "max", OpAmin: "min", OpMaxDim: "max", OpMinDim: "min", OpArgMax: "max", OpArgMin: "min"}
 
 func (b *gpuBackend) reduce(op Op, dst, x *Tensor) {
 	defer unpin(pin(dst, x))
-	p, err := wgsl.Reduce(gpuReduceOps[op], wgslType(x.dtype), wlay(dst), wlay(x), b.lim)
+	p, err := wgsl.Reduce(op.info().reduce.wgsl, wgslType(x.dtype), wlay(dst), wlay(x), b.lim)
 	b.runPlan(op.String(), p, err, map[string]*device.Buffer{"out": gbuf(dst), "x": gbuf(x)})
 }
 
@@ -322,7 +306,7 @@ func (b *gpuBackend) argReduce(op Op, vals, idx, x *Tensor, dim int) {
 		vl = &l
 		bufs["vals"] = gbuf(vals)
 	}
-	p, err := wgsl.ArgReduce(gpuReduceOps[op], wgslType(x.dtype), wlay(idx), vl, wlay(x), dim, b.lim)
+	p, err := wgsl.ArgReduce(op.info().reduce.wgsl, wgslType(x.dtype), wlay(idx), vl, wlay(x), dim, b.lim)
 	b.runPlan(op.String(), p, err, bufs)
 	idx.ref.s.setIndexRange(0, int64(x.shape[dim]-1), false)
 }

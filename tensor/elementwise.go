@@ -5,15 +5,11 @@ import (
 	"slices"
 )
 
-// intOK lists the unary ops that keep integer inputs integer; the others
-// compute integer and bool inputs in Float32, as PyTorch does.
-var intOK = map[Op]bool{OpNeg: true, OpAbs: true, OpSign: true, OpSquare: true, OpReLU: true, OpClamp: true, OpAddScalar: true, OpMulScalar: true}
-
 // unary runs a one-input elementwise op on every device.
 func (x *Tensor) unary(op Op, p ...float64) *Tensor {
 	x.nonNil(op.String(), 0)
 	x.storage(op.String())
-	dt := unaryType(op, x.dtype, p)
+	dt := op.info().computeType(x.dtype, allInt32(p))
 	x = x.Cast(dt)
 	var params [2]float64
 	copy(params[:], p)
@@ -25,19 +21,10 @@ func (x *Tensor) unary(op Op, p ...float64) *Tensor {
 	return record(out, op, Attrs{Scalars: slices.Clone(p)}, x)
 }
 
-// unaryType returns the dtype op computes an input of dtype dt in, with
-// scalar parameters p: integer and bool inputs stay integer only for the
-// ops of intOK and scalars that are int32 values (isInt32); otherwise
-// they compute in Float32, as PyTorch's Python floats promote them.
-func unaryType(op Op, dt DType, p []float64) DType {
-	intScalars := !slices.ContainsFunc(p, func(v float64) bool { return !isInt32(v) })
-	switch {
-	case dt.IsFloat():
-		return dt
-	case intOK[op] && intScalars:
-		return Int32
-	}
-	return Float32 // an integer tensor times 0.5 (or 3e9, or NaN) is a float tensor
+// allInt32 reports whether every scalar is an int32 value (isInt32), so
+// that an integer tensor can stay integer (see opInfo.computeType).
+func allInt32(p []float64) bool {
+	return !slices.ContainsFunc(p, func(v float64) bool { return !isInt32(v) })
 }
 
 // Neg returns -x.
@@ -136,7 +123,7 @@ func (x *Tensor) Clamp(lo, hi float64) *Tensor {
 		return x.MulScalar(0).AddScalar(math.NaN()) // NaN, with clamp's zero gradient
 	}
 	bounds := clampBounds(lo, hi)
-	dt := unaryType(OpClamp, x.dtype, bounds)
+	dt := OpClamp.info().computeType(x.dtype, allInt32(bounds))
 	if dt == Int32 {
 		lo, hi = bounds[0], bounds[1]
 	}
@@ -203,21 +190,9 @@ func (x *Tensor) binary(op Op, y *Tensor) *Tensor {
 	if x.Device() != y.Device() {
 		fail(name, ErrDevice, "operands are on different devices", x, y)
 	}
-	dt := PromoteTypes(x.dtype, y.dtype)
-	outDT := dt
-	switch {
-	case op == OpLogicalAnd || op == OpLogicalOr:
-		dt, outDT = Bool, Bool
-	case op >= OpEq && op <= OpGe:
-		outDT = Bool
-		if dt == Bool {
-			dt = Int32
-		}
-	case op == OpDiv && !dt.IsFloat():
-		dt, outDT = Float32, Float32 // true division
-	case dt == Bool:
-		dt, outDT = Int32, Int32
-	}
+	row := op.info()
+	dt := row.computeType(PromoteTypes(x.dtype, y.dtype), true)
+	outDT := row.outType(dt)
 	shape := broadcastShapes(name, []*Tensor{x, y})
 	x, y = x.Cast(dt), y.Cast(dt)
 	out := newTensor(outDT, shape, x.Device())
@@ -376,7 +351,7 @@ func ternary(op Op, a, b, c *Tensor, value float64) *Tensor {
 	if a.Device() != b.Device() || b.Device() != c.Device() {
 		fail(name, ErrDevice, "operands are on different devices", a, b, c)
 	}
-	dt := floatType(PromoteTypes(PromoteTypes(a.dtype, b.dtype), c.dtype))
+	dt := op.info().computeType(PromoteTypes(PromoteTypes(a.dtype, b.dtype), c.dtype), true)
 	a, b, c = a.Cast(dt), b.Cast(dt), c.Cast(dt)
 	shape := broadcastShapes(name, []*Tensor{a, b, c})
 	out := newTensor(dt, shape, a.Device())

@@ -44,8 +44,26 @@ func (t *Tensor) checkInPlace(op string, operands ...*Tensor) []*Tensor {
 	return out
 }
 
+// checkResultType panics with ErrDType for the in-place op name when op
+// would compute t's dtype (with scalars p) in another dtype, which t
+// cannot hold: PyTorch's "result type Float can't be cast to the desired
+// output type Int" (an integer tensor divided, or given a float scalar;
+// a bool tensor added to).
+func (t *Tensor) checkResultType(name string, op Op, p ...float64) {
+	ct := op.info().computeType(t.dtype, allInt32(p))
+	if ct == t.dtype {
+		return
+	}
+	if !allInt32(p) {
+		failf(name, ErrDType, []*Tensor{t}, "result type %v (of the scalar %g) can't be cast to the tensor's %v", ct, p[0], t.dtype)
+	}
+	failf(name, ErrDType, []*Tensor{t}, "result type %v can't be cast to the tensor's %v", ct, t.dtype)
+}
+
 func (t *Tensor) binaryInPlace(op Op, y *Tensor) *Tensor {
-	ys := t.checkInPlace(op.String()+"InPlace", y)
+	name := op.String() + "InPlace"
+	ys := t.checkInPlace(name, y)
+	t.checkResultType(name, op)
 	backendOf(t.Device()).binary(op, t, t, ys[0])
 	t.bumpVersion()
 	return t
@@ -53,10 +71,16 @@ func (t *Tensor) binaryInPlace(op Op, y *Tensor) *Tensor {
 
 func (t *Tensor) unaryInPlace(name string, op Op, p0, p1 float64) *Tensor {
 	t.checkInPlace(name)
-	if !t.dtype.IsFloat() && (!isInt32(p0) || !isInt32(p1)) {
-		failf(name, ErrDType, []*Tensor{t}, "result type Float (of the scalar %g) can't be cast to the tensor's %v", p0, t.dtype)
-	}
+	t.checkResultType(name, op, p0, p1)
 	backendOf(t.Device()).unary(op, [2]float64{p0, p1}, t, t)
+	t.bumpVersion()
+	return t
+}
+
+func (t *Tensor) ternaryInPlace(name string, op Op, b, c *Tensor, value float64) *Tensor {
+	ys := t.checkInPlace(name, b, c)
+	t.checkResultType(name, op)
+	backendOf(t.Device()).ternary(op, value, t, t, ys[0], ys[1])
 	t.bumpVersion()
 	return t
 }
@@ -131,16 +155,10 @@ func (t *Tensor) Zero() *Tensor { return t.Fill(0) }
 
 // AddcmulInPlace adds value·b·c to t (torch's addcmul_).
 func (t *Tensor) AddcmulInPlace(b, c *Tensor, value float64) *Tensor {
-	ys := t.checkInPlace("AddcmulInPlace", b, c)
-	backendOf(t.Device()).ternary(OpAddcmul, value, t, t, ys[0], ys[1])
-	t.bumpVersion()
-	return t
+	return t.ternaryInPlace("AddcmulInPlace", OpAddcmul, b, c, value)
 }
 
 // AddcdivInPlace adds value·b/c to t (torch's addcdiv_).
 func (t *Tensor) AddcdivInPlace(b, c *Tensor, value float64) *Tensor {
-	ys := t.checkInPlace("AddcdivInPlace", b, c)
-	backendOf(t.Device()).ternary(OpAddcdiv, value, t, t, ys[0], ys[1])
-	t.bumpVersion()
-	return t
+	return t.ternaryInPlace("AddcdivInPlace", OpAddcdiv, b, c, value)
 }

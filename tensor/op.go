@@ -1,15 +1,17 @@
 package tensor
 
-import "github.com/tessera-ml/tessera/cpu"
+import "math"
 
 // An Op is a primitive operation: what a backend computes and what
 // autograd differentiates. Every Tensor method is either an Op or a
 // composition of Ops (Softmax of a 2-D tensor is one Op; CrossEntropy is
 // LogSoftmax, Gather and a few elementwise Ops).
 //
-// Adding an Op is a constant here, a row in opTable, a kernel on each
-// backend, a rule in package autograd (or Nondifferentiable) and a test
-// case; table tests fail until all exist.
+// Adding an Op is a constant here and a row in opTable (for an
+// elementwise op or a reduction, the row is its kernels on every backend:
+// the CPU functions of opmath.go and the WGSL expression), the method
+// that calls it, a rule in package autograd (or Nondifferentiable) and a
+// test case; table tests fail until all exist.
 type Op uint8
 
 const (
@@ -95,17 +97,40 @@ const (
 type family uint8
 
 const (
-	famNone family = iota
-	famUnary
-	famBinary
-	famOther
+	famNone      family = iota
+	famUnary            // backend.unary: an elementwise op of one input
+	famBinary           // backend.binary: of two inputs, broadcast
+	famTernary          // backend.ternary: of three inputs, broadcast
+	famReduce           // backend.reduce: over dims
+	famArgReduce        // backend.argReduce: along a dim, with the index
+	famOther            // an entry point of its own
 )
 
-// opInfo is one row of the op table: the whole definition of an op as
-// the backends see it.
+// A promoteRule says how an elementwise op's operand dtypes become the
+// dtype it computes in and the dtype it returns (see computeType).
+type promoteRule uint8
+
+const (
+	// promoteArith computes in the operands' promoted dtype, made one
+	// the op computes in, and returns that dtype.
+	promoteArith promoteRule = iota
+	// promoteCompare computes as promoteArith and returns Bool.
+	promoteCompare
+	// promoteLogical reads every operand as Bool and returns Bool.
+	promoteLogical
+)
+
+// opInfo is one row of the op table: everything the backends, autograd's
+// bookkeeping and the tests know about an op. No op is special-cased by
+// name outside its row (TestNoOpSpecialCases).
 type opInfo struct {
 	name string
 	fam  family
+	// Dtype policy: the dtypes the op computes in are those its kernels
+	// exist for (cpu, or reduce.cpu); promote says how operands get
+	// there and what the result is.
+	promote promoteRule
+
 	// Nondifferentiable ops (comparisons, argmax) produce no gradient.
 	nondiff bool
 	// saves lists which inputs the derivative rule reads (by index), and
@@ -114,13 +139,14 @@ type opInfo struct {
 	saves    []int
 	savesOut bool
 
-	cpuUnary  cpu.UnaryOp
-	cpuBinary cpu.BinaryOp
-	// wgsl is the op's WGSL expression in x (unary) or x and y (binary),
-	// and p0, p1 for scalar parameters, filled into the elementwise
-	// templates of package kernels/wgsl. wgslInt replaces it for int32
-	// and bool operands where the float form needs float literals or
-	// float helpers.
+	// cpu holds an elementwise op's CPU kernels by compute dtype
+	// (opmath.go).
+	cpu cpuKernels
+	// wgsl is the op's WGSL expression in x (unary) or x and y (binary)
+	// or x, y and z (ternary), and p0, p1 for scalar parameters, filled
+	// into the elementwise templates of package kernels/wgsl. wgslInt
+	// replaces it for int32 and bool operands where the float form needs
+	// float literals or float helpers.
 	//
 	// WGSL lets a compiler assume that no value is NaN (lavapipe folds
 	// x != x to false and NaN != y to false): every expression whose
@@ -128,54 +154,59 @@ type opInfo struct {
 	// isnan_, a bit test no compiler can fold.
 	wgsl    string
 	wgslInt string
+	// reduce is a reduction's combine on each device.
+	reduce *reduceImpl
 }
 
 // opTable is the op table, indexed by Op.
 var opTable = [numOps]opInfo{
 	OpNone: {name: "none"},
 
-	OpNeg:       {name: "Neg", fam: famUnary, cpuUnary: cpu.Neg, wgsl: "-x"},
-	OpAbs:       {name: "Abs", fam: famUnary, cpuUnary: cpu.Abs, saves: in0, wgsl: "abs(x)"},
-	OpSign:      {name: "Sign", fam: famUnary, cpuUnary: cpu.Sign, wgsl: "select(select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0), 0.0, isnan_(x))", wgslInt: "select(select(0i, -1i, x < 0i), 1i, x > 0i)"},
-	OpExp:       {name: "Exp", fam: famUnary, cpuUnary: cpu.Exp, savesOut: true, wgsl: "exp(x)"},
-	OpLog:       {name: "Log", fam: famUnary, cpuUnary: cpu.Log, saves: in0, wgsl: "log(x)"},
-	OpLog1p:     {name: "Log1p", fam: famUnary, cpuUnary: cpu.Log1p, saves: in0, wgsl: "log1p(x)"},
-	OpSqrt:      {name: "Sqrt", fam: famUnary, cpuUnary: cpu.Sqrt, savesOut: true, wgsl: "sqrt(x)"},
-	OpRsqrt:     {name: "Rsqrt", fam: famUnary, cpuUnary: cpu.Rsqrt, savesOut: true, wgsl: "inverseSqrt(x)"},
-	OpSquare:    {name: "Square", fam: famUnary, cpuUnary: cpu.Square, saves: in0, wgsl: "x * x"},
-	OpSin:       {name: "Sin", fam: famUnary, cpuUnary: cpu.Sin, saves: in0, wgsl: "sin(x)"},
-	OpCos:       {name: "Cos", fam: famUnary, cpuUnary: cpu.Cos, saves: in0, wgsl: "cos(x)"},
-	OpTanh:      {name: "Tanh", fam: famUnary, cpuUnary: cpu.Tanh, savesOut: true, wgsl: "select(tanh(x), sign(x), abs(x) > 15.0)"},
-	OpSigmoid:   {name: "Sigmoid", fam: famUnary, cpuUnary: cpu.Sigmoid, savesOut: true, wgsl: "1.0 / (1.0 + exp(-x))"},
-	OpReLU:      {name: "ReLU", fam: famUnary, cpuUnary: cpu.ReLU, savesOut: true, wgsl: "select(x, 0.0, x <= 0.0 && !isnan_(x))", wgslInt: "max(x, 0i)"},
-	OpGELU:      {name: "GELU", fam: famUnary, cpuUnary: cpu.GELU, saves: in0, wgsl: "0.5 * x * (1.0 + erf_(x * 0.7071067811865476))"},
-	OpSiLU:      {name: "SiLU", fam: famUnary, cpuUnary: cpu.SiLU, saves: in0, wgsl: "x / (1.0 + exp(-x))"},
-	OpSoftplus:  {name: "Softplus", fam: famUnary, cpuUnary: cpu.Softplus, saves: in0, wgsl: "select(log1p(exp(p0 * x)) / p0, x, x * p0 > p1)"},
-	OpErf:       {name: "Erf", fam: famUnary, cpuUnary: cpu.Erf, saves: in0, wgsl: "erf_(x)"},
-	OpPowScalar: {name: "PowScalar", fam: famUnary, cpuUnary: cpu.PowScalar, saves: in0, wgsl: "pow_(x, p0)"},
-	OpClamp:     {name: "Clamp", fam: famUnary, cpuUnary: cpu.Clamp, saves: in0, wgsl: "select(min(max(x, p0), p1), x, isnan_(x))", wgslInt: "min(max(x, p0), p1)"},
-	OpAddScalar: {name: "AddScalar", fam: famUnary, cpuUnary: cpu.AddScalar, wgsl: "x + p0"},
-	OpMulScalar: {name: "MulScalar", fam: famUnary, cpuUnary: cpu.MulScalar, wgsl: "x * p0"},
+	// Unary ops that compute Int32 keep integer inputs integer; the
+	// others compute integer and bool inputs in Float32, as PyTorch does.
+	OpNeg:       {name: "Neg", fam: famUnary, cpu: numbers(k1(negOf[float32]), k1(negOf[float64]), k1(negOf[int32])), wgsl: "-x"},
+	OpAbs:       {name: "Abs", fam: famUnary, cpu: numbers(k1(absOf[float32]), k1(absOf[float64]), k1(absOf[int32])), saves: in0, wgsl: "abs(x)"},
+	OpSign:      {name: "Sign", fam: famUnary, cpu: numbers(k1(signOf[float32]), k1(signOf[float64]), k1(signOf[int32])), wgsl: "select(select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0), 0.0, isnan_(x))", wgslInt: "select(select(0i, -1i, x < 0i), 1i, x > 0i)"},
+	OpExp:       {name: "Exp", fam: famUnary, cpu: floats(k1(expOf[float32]), k1(expOf[float64])), savesOut: true, wgsl: "exp(x)"},
+	OpLog:       {name: "Log", fam: famUnary, cpu: floatMath(fixed(math.Log)), saves: in0, wgsl: "log(x)"},
+	OpLog1p:     {name: "Log1p", fam: famUnary, cpu: floatMath(fixed(math.Log1p)), saves: in0, wgsl: "log1p(x)"},
+	OpSqrt:      {name: "Sqrt", fam: famUnary, cpu: floatMath(fixed(math.Sqrt)), savesOut: true, wgsl: "sqrt(x)"},
+	OpRsqrt:     {name: "Rsqrt", fam: famUnary, cpu: floatMath(fixed(rsqrt)), savesOut: true, wgsl: "inverseSqrt(x)"},
+	OpSquare:    {name: "Square", fam: famUnary, cpu: numbers(k1(squareOf[float32]), k1(squareOf[float64]), k1(squareOf[int32])), saves: in0, wgsl: "x * x"},
+	OpSin:       {name: "Sin", fam: famUnary, cpu: floatMath(fixed(math.Sin)), saves: in0, wgsl: "sin(x)"},
+	OpCos:       {name: "Cos", fam: famUnary, cpu: floatMath(fixed(math.Cos)), saves: in0, wgsl: "cos(x)"},
+	OpTanh:      {name: "Tanh", fam: famUnary, cpu: floatMath(fixed(math.Tanh)), savesOut: true, wgsl: "select(tanh(x), sign(x), abs(x) > 15.0)"},
+	OpSigmoid:   {name: "Sigmoid", fam: famUnary, cpu: floatMath(fixed(sigmoid)), savesOut: true, wgsl: "1.0 / (1.0 + exp(-x))"},
+	OpReLU:      {name: "ReLU", fam: famUnary, cpu: numbers(k1(reluOf[float32]), k1(reluOf[float64]), k1(reluOf[int32])), savesOut: true, wgsl: "select(x, 0.0, x <= 0.0 && !isnan_(x))", wgslInt: "max(x, 0i)"},
+	OpGELU:      {name: "GELU", fam: famUnary, cpu: floatMath(fixed(gelu)), saves: in0, wgsl: "0.5 * x * (1.0 + erf_(x * 0.7071067811865476))"},
+	OpSiLU:      {name: "SiLU", fam: famUnary, cpu: floatMath(fixed(silu)), saves: in0, wgsl: "x / (1.0 + exp(-x))"},
+	OpSoftplus:  {name: "Softplus", fam: famUnary, cpu: floatMath(softplus), saves: in0, wgsl: "select(log1p(exp(p0 * x)) / p0, x, x * p0 > p1)"},
+	OpErf:       {name: "Erf", fam: famUnary, cpu: floatMath(fixed(math.Erf)), saves: in0, wgsl: "erf_(x)"},
+	OpPowScalar: {name: "PowScalar", fam: famUnary, cpu: floatMath(powScalar), saves: in0, wgsl: "pow_(x, p0)"},
+	OpClamp:     {name: "Clamp", fam: famUnary, cpu: numberMath(clamp), saves: in0, wgsl: "select(min(max(x, p0), p1), x, isnan_(x))", wgslInt: "min(max(x, p0), p1)"},
+	OpAddScalar: {name: "AddScalar", fam: famUnary, cpu: numberMath(addScalar), wgsl: "x + p0"},
+	OpMulScalar: {name: "MulScalar", fam: famUnary, cpu: numberMath(mulScalar), wgsl: "x * p0"},
 
-	OpAdd:        {name: "Add", fam: famBinary, cpuBinary: cpu.Add, wgsl: "x + y"},
-	OpSub:        {name: "Sub", fam: famBinary, cpuBinary: cpu.Sub, wgsl: "x - y"},
-	OpMul:        {name: "Mul", fam: famBinary, cpuBinary: cpu.Mul, saves: in01, wgsl: "x * y"},
-	OpDiv:        {name: "Div", fam: famBinary, cpuBinary: cpu.Div, saves: in01, wgsl: "x / y"},
-	OpPow:        {name: "Pow", fam: famBinary, cpuBinary: cpu.Pow, saves: in01, savesOut: true, wgsl: "pow_(x, y)"},
-	OpMaximum:    {name: "Maximum", fam: famBinary, cpuBinary: cpu.Maximum, saves: in01, wgsl: "select(select(select(y, x, x >= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x >= y)"},
-	OpMinimum:    {name: "Minimum", fam: famBinary, cpuBinary: cpu.Minimum, saves: in01, wgsl: "select(select(select(y, x, x <= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x <= y)"},
-	OpEq:         {name: "Eq", fam: famBinary, cpuBinary: cpu.Eq, nondiff: true, wgsl: "x == y && !isnan_(x) && !isnan_(y)", wgslInt: "x == y"},
-	OpNe:         {name: "Ne", fam: famBinary, cpuBinary: cpu.Ne, nondiff: true, wgsl: "x != y || isnan_(x) || isnan_(y)", wgslInt: "x != y"},
-	OpLt:         {name: "Lt", fam: famBinary, cpuBinary: cpu.Lt, nondiff: true, wgsl: "x < y && !isnan_(x) && !isnan_(y)", wgslInt: "x < y"},
-	OpLe:         {name: "Le", fam: famBinary, cpuBinary: cpu.Le, nondiff: true, wgsl: "x <= y && !isnan_(x) && !isnan_(y)", wgslInt: "x <= y"},
-	OpGt:         {name: "Gt", fam: famBinary, cpuBinary: cpu.Gt, nondiff: true, wgsl: "x > y && !isnan_(x) && !isnan_(y)", wgslInt: "x > y"},
-	OpGe:         {name: "Ge", fam: famBinary, cpuBinary: cpu.Ge, nondiff: true, wgsl: "x >= y && !isnan_(x) && !isnan_(y)", wgslInt: "x >= y"},
-	OpLogicalAnd: {name: "LogicalAnd", fam: famBinary, cpuBinary: cpu.LogicalAnd, nondiff: true, wgsl: "x && y"},
-	OpLogicalOr:  {name: "LogicalOr", fam: famBinary, cpuBinary: cpu.LogicalOr, nondiff: true, wgsl: "x || y"},
+	// Div computes floats only: integer operands divide truly, in Float32.
+	OpAdd:        {name: "Add", fam: famBinary, cpu: numbers(k2(addOf[float32]), k2(addOf[float64]), k2(addOf[int32])), wgsl: "x + y"},
+	OpSub:        {name: "Sub", fam: famBinary, cpu: numbers(k2(subOf[float32]), k2(subOf[float64]), k2(subOf[int32])), wgsl: "x - y"},
+	OpMul:        {name: "Mul", fam: famBinary, cpu: numbers(k2(mulOf[float32]), k2(mulOf[float64]), k2(mulOf[int32])), saves: in01, wgsl: "x * y"},
+	OpDiv:        {name: "Div", fam: famBinary, cpu: floats(k2(divOf[float32]), k2(divOf[float64])), saves: in01, wgsl: "x / y"},
+	OpPow:        {name: "Pow", fam: famBinary, cpu: numbers(k2(powOf[float32]), k2(powOf[float64]), k2(powOf[int32])), saves: in01, savesOut: true, wgsl: "pow_(x, y)"},
+	OpMaximum:    {name: "Maximum", fam: famBinary, cpu: numbers(k2(maximumOf[float32]), k2(maximumOf[float64]), k2(maximumOf[int32])), saves: in01, wgsl: "select(select(select(y, x, x >= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x >= y)"},
+	OpMinimum:    {name: "Minimum", fam: famBinary, cpu: numbers(k2(minimumOf[float32]), k2(minimumOf[float64]), k2(minimumOf[int32])), saves: in01, wgsl: "select(select(select(y, x, x <= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x <= y)"},
+	OpEq:         {name: "Eq", fam: famBinary, promote: promoteCompare, cpu: compare(eq, eq, eq), nondiff: true, wgsl: "x == y && !isnan_(x) && !isnan_(y)", wgslInt: "x == y"},
+	OpNe:         {name: "Ne", fam: famBinary, promote: promoteCompare, cpu: compare(ne, ne, ne), nondiff: true, wgsl: "x != y || isnan_(x) || isnan_(y)", wgslInt: "x != y"},
+	OpLt:         {name: "Lt", fam: famBinary, promote: promoteCompare, cpu: compare(lt, lt, lt), nondiff: true, wgsl: "x < y && !isnan_(x) && !isnan_(y)", wgslInt: "x < y"},
+	OpLe:         {name: "Le", fam: famBinary, promote: promoteCompare, cpu: compare(le, le, le), nondiff: true, wgsl: "x <= y && !isnan_(x) && !isnan_(y)", wgslInt: "x <= y"},
+	OpGt:         {name: "Gt", fam: famBinary, promote: promoteCompare, cpu: compare(gt, gt, gt), nondiff: true, wgsl: "x > y && !isnan_(x) && !isnan_(y)", wgslInt: "x > y"},
+	OpGe:         {name: "Ge", fam: famBinary, promote: promoteCompare, cpu: compare(ge, ge, ge), nondiff: true, wgsl: "x >= y && !isnan_(x) && !isnan_(y)", wgslInt: "x >= y"},
+	OpLogicalAnd: {name: "LogicalAnd", fam: famBinary, promote: promoteLogical, cpu: logical(func(x, y bool) bool { return x && y }), nondiff: true, wgsl: "x && y"},
+	OpLogicalOr:  {name: "LogicalOr", fam: famBinary, promote: promoteLogical, cpu: logical(func(x, y bool) bool { return x || y }), nondiff: true, wgsl: "x || y"},
 
-	OpWhere:   {name: "Where", fam: famOther, saves: []int{0}},
-	OpAddcmul: {name: "Addcmul", fam: famOther, saves: []int{1, 2}},
-	OpAddcdiv: {name: "Addcdiv", fam: famOther, saves: []int{1, 2}},
+	OpWhere:   {name: "Where", fam: famOther, saves: []int{0}, wgsl: "select(z, y, x)"}, // inputs: cond, x, y
+	OpAddcmul: {name: "Addcmul", fam: famTernary, cpu: floats(k3(addcmulOf[float32]), k3(addcmulOf[float64])), saves: []int{1, 2}, wgsl: "x + p0 * y * z"},
+	OpAddcdiv: {name: "Addcdiv", fam: famTernary, cpu: floats(k3(addcdivOf[float32]), k3(addcdivOf[float64])), saves: []int{1, 2}, wgsl: "x + p0 * y / z"},
 	OpCast:    {name: "Cast", fam: famOther},
 	OpCopy:    {name: "Copy", fam: famOther},
 
@@ -185,13 +216,13 @@ var opTable = [numOps]opInfo{
 	OpExpand:       {name: "Expand", fam: famOther},
 	OpSliceScatter: {name: "SliceScatter", fam: famOther},
 
-	OpSum:        {name: "Sum", fam: famOther},
-	OpAmax:       {name: "Amax", fam: famOther, saves: in0, savesOut: true},
-	OpAmin:       {name: "Amin", fam: famOther, saves: in0, savesOut: true},
-	OpMaxDim:     {name: "MaxDim", fam: famOther},
-	OpMinDim:     {name: "MinDim", fam: famOther},
-	OpArgMax:     {name: "ArgMax", fam: famOther, nondiff: true},
-	OpArgMin:     {name: "ArgMin", fam: famOther, nondiff: true},
+	OpSum:        {name: "Sum", fam: famReduce, reduce: sumReduce},
+	OpAmax:       {name: "Amax", fam: famReduce, reduce: maxReduce, saves: in0, savesOut: true},
+	OpAmin:       {name: "Amin", fam: famReduce, reduce: minReduce, saves: in0, savesOut: true},
+	OpMaxDim:     {name: "MaxDim", fam: famArgReduce, reduce: maxReduce},
+	OpMinDim:     {name: "MinDim", fam: famArgReduce, reduce: minReduce},
+	OpArgMax:     {name: "ArgMax", fam: famArgReduce, reduce: maxReduce, nondiff: true},
+	OpArgMin:     {name: "ArgMin", fam: famArgReduce, reduce: minReduce, nondiff: true},
 	OpCumSum:     {name: "CumSum", fam: famOther},
 	OpSoftmax:    {name: "Softmax", fam: famOther, savesOut: true},
 	OpLogSoftmax: {name: "LogSoftmax", fam: famOther, savesOut: true},
@@ -239,4 +270,55 @@ func Ops() []Op {
 		ops = append(ops, op)
 	}
 	return ops
+}
+
+// info returns op's row.
+func (op Op) info() *opInfo { return &opTable[op] }
+
+// computes reports whether the op has kernels for dtype dt.
+func (o *opInfo) computes(dt DType) bool {
+	if o.reduce != nil {
+		return o.reduce.cpu[dt] != nil
+	}
+	return o.cpu[dt] != nil
+}
+
+// computeType returns the dtype the op computes operands of (promoted)
+// dtype dt in; intScalars tells whether its scalar parameters are all
+// int32 values (a float scalar lifts integer tensors to Float32, as
+// PyTorch's Python floats do; Go cannot tell 2 from 2.0). Bool counts as
+// Int32 in arithmetic, and dtypes the op does not compute in become
+// Float32: Exp of an integer tensor, or integer Div (true division).
+// Logical ops compute in Bool.
+func (o *opInfo) computeType(dt DType, intScalars bool) DType {
+	if o.promote == promoteLogical {
+		return Bool
+	}
+	if !dt.IsFloat() && !intScalars {
+		dt = Float32
+	}
+	if dt == Bool {
+		dt = Int32
+	}
+	if !o.computes(dt) {
+		dt = Float32
+	}
+	return dt
+}
+
+// outType returns the dtype of the op's result when it computes in ct.
+func (o *opInfo) outType(ct DType) DType {
+	if o.promote != promoteArith {
+		return Bool
+	}
+	return ct
+}
+
+// wgslFor returns the op's WGSL expression for operands of type dt: the
+// float form, or the int32/bool form where there is one.
+func (o *opInfo) wgslFor(dt DType) string {
+	if dt != Float32 && o.wgslInt != "" {
+		return o.wgslInt
+	}
+	return o.wgsl
 }

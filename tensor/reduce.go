@@ -73,19 +73,16 @@ func squeezeDims(t *Tensor, dims []int) *Tensor {
 	return t.Reshape(shape...)
 }
 
-// reduce runs OpSum, OpAmax or OpAmin over dims.
+// reduce runs a reduction (OpSum, OpAmax, OpAmin) over dims.
 func (x *Tensor) reduce(op Op, dims []int, keepDim bool) *Tensor {
 	name := op.String()
 	x.nonNil(name, 0)
 	x.storage(name)
 	dims = x.reduceDims(name, dims)
-	dt := x.dtype
-	if dt == Bool {
-		dt = Int32
-		x = x.Cast(Int32)
-	}
-	if d, ok := emptyDim(x, dims); op != OpSum && ok {
-		failf(name, ErrShape, []*Tensor{x}, "max and min over an empty dimension are undefined (dimension %d has size 0)", d)
+	dt := op.info().computeType(x.dtype, true)
+	x = x.Cast(dt)
+	if d, ok := emptyDim(x, dims); !op.info().reduce.emptyOK && ok {
+		failf(name, ErrShape, []*Tensor{x}, "%s is undefined over an empty dimension: the reduction has no identity (dimension %d has size 0)", name, d)
 	}
 	out := newTensor(dt, keptShape(x.shape, dims), x.Device())
 	backendOf(x.Device()).reduce(op, out, x)
@@ -133,9 +130,7 @@ func (x *Tensor) argReduce(op Op, dim int, keepDim, wantValues bool) (*Tensor, *
 	name := op.String()
 	x.nonNil(name, 0)
 	x.storage(name)
-	if x.dtype == Bool {
-		x = x.Cast(Int32)
-	}
+	x = x.Cast(op.info().computeType(x.dtype, true))
 	d := x.normDim(name, dim)
 	if x.Dim() == 0 {
 		x = x.Reshape(1)
@@ -283,14 +278,18 @@ func (x *Tensor) CumSum(dim int) *Tensor {
 	return record(out, OpCumSum, Attrs{Dim: d}, x)
 }
 
-// softmax runs OpSoftmax or OpLogSoftmax along dim.
-func (x *Tensor) softmax(op Op, dim int) *Tensor {
+// softmax runs OpSoftmax, or OpLogSoftmax when log is set, along dim.
+func (x *Tensor) softmax(log bool, dim int) *Tensor {
+	op := OpSoftmax
+	if log {
+		op = OpLogSoftmax
+	}
 	x.nonNil(op.String(), 0)
 	x.storage(op.String())
 	x = x.Cast(floatType(x.dtype))
 	d := x.normDim(op.String(), dim)
 	out := newTensor(x.dtype, x.shape, x.Device())
-	backendOf(x.Device()).softmax(op == OpLogSoftmax, out, x, d)
+	backendOf(x.Device()).softmax(log, out, x, d)
 	return record(out, op, Attrs{Dim: d}, x)
 }
 
@@ -298,16 +297,16 @@ func (x *Tensor) softmax(op Op, dim int) *Tensor {
 func (x *Tensor) Softmax(dim int) *Tensor {
 	x.nonNil("Softmax", 0)
 	if x.Dim() == 0 {
-		return x.Reshape(1).softmax(OpSoftmax, 0).Reshape()
+		return x.Reshape(1).softmax(false, 0).Reshape()
 	}
-	return x.softmax(OpSoftmax, dim)
+	return x.softmax(false, dim)
 }
 
 // LogSoftmax returns x - LogSumExp(x) along dim, computed stably.
 func (x *Tensor) LogSoftmax(dim int) *Tensor {
 	x.nonNil("LogSoftmax", 0)
 	if x.Dim() == 0 {
-		return x.Reshape(1).softmax(OpLogSoftmax, 0).Reshape()
+		return x.Reshape(1).softmax(true, 0).Reshape()
 	}
-	return x.softmax(OpLogSoftmax, dim)
+	return x.softmax(true, dim)
 }

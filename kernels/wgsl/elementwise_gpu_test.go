@@ -65,44 +65,58 @@ func runEW(t *testing.T, g *device.GPU, expr string, inTypes []string, outType s
 	return read(t, g, b["out"])
 }
 
+// unaryCase is an expression and its float64 reference (the parameters
+// p0 and p1 baked in), rounded once to float32 on the CPU.
 type unaryCase struct {
 	name   string
-	op     cpu.UnaryOp
+	ref    func(x float64) float64
 	expr   string // as in tensor/op.go
-	p      cpu.UnaryParams
+	p0, p1 float64
 	lo, hi float64
 	atol   float64
 	rtol   float64
 }
 
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
 var unaryCases = []unaryCase{
-	{"Neg", cpu.Neg, "-x", cpu.UnaryParams{}, -10, 10, 0, 0},
-	{"Abs", cpu.Abs, "abs(x)", cpu.UnaryParams{}, -10, 10, 0, 0},
-	{"Sign", cpu.Sign, "sign(x)", cpu.UnaryParams{}, -10, 10, 0, 0},
-	{"Exp", cpu.Exp, "exp(x)", cpu.UnaryParams{}, -20, 20, 1e-30, 4e-6},
-	{"Log", cpu.Log, "log(x)", cpu.UnaryParams{}, 1e-3, 1e3, 1e-6, 1e-6},
-	{"Log1p", cpu.Log1p, "log1p(x)", cpu.UnaryParams{}, -0.999, 5, 1e-7, 1e-6},
-	{"Sqrt", cpu.Sqrt, "sqrt(x)", cpu.UnaryParams{}, 0, 1e3, 0, 1e-6},
-	{"Rsqrt", cpu.Rsqrt, "inverseSqrt(x)", cpu.UnaryParams{}, 1e-3, 1e3, 0, 1e-6},
-	{"Square", cpu.Square, "x * x", cpu.UnaryParams{}, -10, 10, 0, 0},
-	{"Sin", cpu.Sin, "sin(x)", cpu.UnaryParams{}, -10, 10, 2e-6, 0},
-	{"Cos", cpu.Cos, "cos(x)", cpu.UnaryParams{}, -10, 10, 2e-6, 0},
-	{"Tanh", cpu.Tanh, "tanh(x)", cpu.UnaryParams{}, -12, 12, 2e-6, 2e-6},
-	{"Sigmoid", cpu.Sigmoid, "1.0 / (1.0 + exp(-x))", cpu.UnaryParams{}, -30, 30, 1e-7, 4e-6},
-	{"ReLU", cpu.ReLU, "select(x, 0.0, x <= 0.0)", cpu.UnaryParams{}, -10, 10, 0, 0},
-	{"GELU", cpu.GELU, "0.5 * x * (1.0 + erf_(x * 0.7071067811865476))", cpu.UnaryParams{}, -8, 8, 1e-6, 1e-6},
-	{"SiLU", cpu.SiLU, "x / (1.0 + exp(-x))", cpu.UnaryParams{}, -30, 30, 1e-6, 4e-6},
-	{"Softplus", cpu.Softplus, "select(log1p(exp(p0 * x)) / p0, x, x * p0 > p1)", cpu.UnaryParams{A: 2, B: 20}, -30, 30, 1e-6, 4e-6},
-	{"Erf", cpu.Erf, "erf_(x)", cpu.UnaryParams{}, -5, 5, 3e-7, 0},
-	{"PowScalar2", cpu.PowScalar, "pow_(x, p0)", cpu.UnaryParams{A: 2}, -10, 10, 0, 0},
-	{"PowScalar3", cpu.PowScalar, "pow_(x, p0)", cpu.UnaryParams{A: 3}, -10, 10, 0, 3e-7},
-	{"PowScalar-1.5", cpu.PowScalar, "pow_(x, p0)", cpu.UnaryParams{A: -1.5}, -2, 10, 0, 5e-6},
+	{"Neg", func(x float64) float64 { return -x }, "-x", 0, 0, -10, 10, 0, 0},
+	{"Abs", math.Abs, "abs(x)", 0, 0, -10, 10, 0, 0},
+	{"Sign", func(x float64) float64 { return float64(b2u(x > 0)) - float64(b2u(x < 0)) }, "sign(x)", 0, 0, -10, 10, 0, 0},
+	{"Exp", math.Exp, "exp(x)", 0, 0, -20, 20, 1e-30, 4e-6},
+	{"Log", math.Log, "log(x)", 0, 0, 1e-3, 1e3, 1e-6, 1e-6},
+	{"Log1p", math.Log1p, "log1p(x)", 0, 0, -0.999, 5, 1e-7, 1e-6},
+	{"Sqrt", math.Sqrt, "sqrt(x)", 0, 0, 0, 1e3, 0, 1e-6},
+	{"Rsqrt", func(x float64) float64 { return 1 / math.Sqrt(x) }, "inverseSqrt(x)", 0, 0, 1e-3, 1e3, 0, 1e-6},
+	{"Square", func(x float64) float64 { return x * x }, "x * x", 0, 0, -10, 10, 0, 0},
+	{"Sin", math.Sin, "sin(x)", 0, 0, -10, 10, 2e-6, 0},
+	{"Cos", math.Cos, "cos(x)", 0, 0, -10, 10, 2e-6, 0},
+	{"Tanh", math.Tanh, "tanh(x)", 0, 0, -12, 12, 2e-6, 2e-6},
+	{"Sigmoid", sigmoid, "1.0 / (1.0 + exp(-x))", 0, 0, -30, 30, 1e-7, 4e-6},
+	{"ReLU", func(x float64) float64 { return math.Max(x, 0) }, "select(x, 0.0, x <= 0.0)", 0, 0, -10, 10, 0, 0},
+	{"GELU", func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }, "0.5 * x * (1.0 + erf_(x * 0.7071067811865476))", 0, 0, -8, 8, 1e-6, 1e-6},
+	{"SiLU", func(x float64) float64 { return x * sigmoid(x) }, "x / (1.0 + exp(-x))", 0, 0, -30, 30, 1e-6, 4e-6},
+	{"Softplus", func(x float64) float64 {
+		if 2*x > 20 {
+			return x
+		}
+		return math.Log1p(math.Exp(2*x)) / 2
+	}, "select(log1p(exp(p0 * x)) / p0, x, x * p0 > p1)", 2, 20, -30, 30, 1e-6, 4e-6},
+	{"Erf", math.Erf, "erf_(x)", 0, 0, -5, 5, 3e-7, 0},
+	{"PowScalar2", func(x float64) float64 { return math.Pow(x, 2) }, "pow_(x, p0)", 2, 0, -10, 10, 0, 0},
+	{"PowScalar3", func(x float64) float64 { return math.Pow(x, 3) }, "pow_(x, p0)", 3, 0, -10, 10, 0, 3e-7},
+	{"PowScalar-1.5", func(x float64) float64 { return math.Pow(x, -1.5) }, "pow_(x, p0)", -1.5, 0, -2, 10, 0, 5e-6},
 	// op.go's Clamp uses x != x, which lavapipe folds to false: the
 	// prelude's isnan_ is the portable test.
-	{"Clamp", cpu.Clamp, "select(min(max(x, p0), p1), x, isnan_(x))", cpu.UnaryParams{A: -0.5, B: 0.25}, -1, 1, 0, 0},
-	{"AddScalar", cpu.AddScalar, "x + p0", cpu.UnaryParams{A: 0.5}, -10, 10, 0, 0},
-	{"MulScalar", cpu.MulScalar, "x * p0", cpu.UnaryParams{A: -3}, -10, 10, 0, 0},
-	{"Identity", cpu.Identity, "x", cpu.UnaryParams{}, -10, 10, 0, 0},
+	{"Clamp", func(x float64) float64 { return math.Min(math.Max(x, -0.5), 0.25) }, "select(min(max(x, p0), p1), x, isnan_(x))", -0.5, 0.25, -1, 1, 0, 0},
+	{"AddScalar", func(x float64) float64 { return x + 0.5 }, "x + p0", 0.5, 0, -10, 10, 0, 0},
+	{"MulScalar", func(x float64) float64 { return x * -3 }, "x * p0", -3, 0, -10, 10, 0, 0},
+	{"Identity", func(x float64) float64 { return x }, "x", 0, 0, -10, 10, 0, 0},
+}
+
+// viaF64 runs a float64 function on float32 elements, rounding once.
+func viaF64(ref func(x float64) float64) cpu.Fn1[float32, float32] {
+	return cpu.Fn1[float32, float32]{F: func(x float32) float32 { return float32(ref(float64(x))) }}
 }
 
 func TestElementwiseUnaryGPU(t *testing.T) {
@@ -118,40 +132,55 @@ func TestElementwiseUnaryGPU(t *testing.T) {
 			}
 			init := r.f32s(c.size[0], -1, 1)
 			got := bytesF32(runEW(t, g, uc.expr, []string{wgsl.F32}, wgsl.F32,
-				wgsl.ElementwiseArgs{Out: c.out, In: c.in, P0: uc.p.A, P1: uc.p.B, Limits: limits(g)}, f32bytes(init), [][]byte{f32bytes(x)}))
+				wgsl.ElementwiseArgs{Out: c.out, In: c.in, P0: uc.p0, P1: uc.p1, Limits: limits(g)}, f32bytes(init), [][]byte{f32bytes(x)}))
 			want := append([]float32(nil), init...)
-			cpu.Unary(uc.op, uc.p, want, cl(c.out), x, cl(c.in[0]))
+			cpu.Unary(viaF64(uc.ref), want, cl(c.out), x, cl(c.in[0]))
 			checkF32(t, uc.name+"/"+c.name, got, want, uc.atol, uc.rtol)
 		}
 	}
 }
 
+// binaryCase is an expression and its float64 reference.
 type binaryCase struct {
 	name   string
-	op     cpu.BinaryOp
+	ref    func(x, y float64) float64
 	expr   string
 	lo, hi float64
 	rtol   float64
 }
 
+// nanOr returns f, except NaN when either operand is NaN.
+func nanOr(f func(x, y float64) float64) func(x, y float64) float64 {
+	return func(x, y float64) float64 {
+		if math.IsNaN(x) || math.IsNaN(y) {
+			return math.NaN()
+		}
+		return f(x, y)
+	}
+}
+
 var binaryCases = []binaryCase{
-	{"Add", cpu.Add, "x + y", -10, 10, 0},
-	{"Sub", cpu.Sub, "x - y", -10, 10, 0},
-	{"Mul", cpu.Mul, "x * y", -10, 10, 0},
-	{"Div", cpu.Div, "x / y", 0.5, 10, 3e-7},
-	{"Pow", cpu.Pow, "pow_(x, y)", 0.1, 4, 5e-6},
+	{"Add", func(x, y float64) float64 { return x + y }, "x + y", -10, 10, 0},
+	{"Sub", func(x, y float64) float64 { return x - y }, "x - y", -10, 10, 0},
+	{"Mul", func(x, y float64) float64 { return x * y }, "x * y", -10, 10, 0},
+	{"Div", func(x, y float64) float64 { return x / y }, "x / y", 0.5, 10, 3e-7},
+	{"Pow", math.Pow, "pow_(x, y)", 0.1, 4, 5e-6},
 	// op.go writes x != x; see Clamp.
-	{"Maximum", cpu.Maximum, "select(select(y, x, x > y), x, isnan_(x))", -10, 10, 0},
-	{"Minimum", cpu.Minimum, "select(select(y, x, x < y), x, isnan_(x))", -10, 10, 0},
+	{"Maximum", nanOr(math.Max), "select(select(y, x, x > y), x, isnan_(x))", -10, 10, 0},
+	{"Minimum", nanOr(math.Min), "select(select(y, x, x < y), x, isnan_(x))", -10, 10, 0},
 }
 
 var compareCases = []struct {
 	name string
-	op   cpu.BinaryOp
+	ref  func(x, y float32) bool
 	expr string
 }{
-	{"Eq", cpu.Eq, "x == y"}, {"Ne", cpu.Ne, "x != y"}, {"Lt", cpu.Lt, "x < y"},
-	{"Le", cpu.Le, "x <= y"}, {"Gt", cpu.Gt, "x > y"}, {"Ge", cpu.Ge, "x >= y"},
+	{"Eq", func(x, y float32) bool { return x == y }, "x == y"},
+	{"Ne", func(x, y float32) bool { return x != y }, "x != y"},
+	{"Lt", func(x, y float32) bool { return x < y }, "x < y"},
+	{"Le", func(x, y float32) bool { return x <= y }, "x <= y"},
+	{"Gt", func(x, y float32) bool { return x > y }, "x > y"},
+	{"Ge", func(x, y float32) bool { return x >= y }, "x >= y"},
 }
 
 func TestElementwiseBinaryGPU(t *testing.T) {
@@ -160,14 +189,16 @@ func TestElementwiseBinaryGPU(t *testing.T) {
 	for _, c := range ewCases(2) {
 		for _, bc := range binaryCases {
 			x, y := r.f32s(c.size[1], bc.lo, bc.hi), r.f32s(c.size[2], bc.lo, bc.hi)
-			if bc.op == cpu.Maximum || bc.op == cpu.Minimum {
+			if bc.name == "Maximum" || bc.name == "Minimum" {
 				x[0], y[1] = float32(math.NaN()), float32(math.NaN())
 			}
 			init := r.f32s(c.size[0], -1, 1)
 			got := bytesF32(runEW(t, g, bc.expr, []string{wgsl.F32, wgsl.F32}, wgsl.F32,
 				wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: limits(g)}, f32bytes(init), [][]byte{f32bytes(x), f32bytes(y)}))
 			want := append([]float32(nil), init...)
-			cpu.Binary(bc.op, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
+			ref := bc.ref
+			f := cpu.Fn2[float32, float32]{F: func(x, y float32) float32 { return float32(ref(float64(x), float64(y))) }}
+			cpu.Binary(f, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
 			checkF32(t, bc.name+"/"+c.name, got, want, 0, bc.rtol)
 		}
 		// Comparisons on small integers as f32 (ties included) and i32.
@@ -181,7 +212,7 @@ func TestElementwiseBinaryGPU(t *testing.T) {
 				y[i] = float32(yi[i])
 			}
 			want := make([]bool, c.size[0])
-			cpu.Compare(cc.op, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
+			cpu.Binary(cpu.Fn2[float32, bool]{F: cc.ref}, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
 			for _, typ := range []string{wgsl.F32, wgsl.I32} {
 				xb, yb := f32bytes(x), f32bytes(y)
 				if typ == wgsl.I32 {
@@ -198,12 +229,12 @@ func TestElementwiseBinaryGPU(t *testing.T) {
 		}
 		// Logical ops on bools.
 		for _, lc := range []struct {
-			op   cpu.BinaryOp
+			ref  func(x, y bool) bool
 			expr string
-		}{{cpu.LogicalAnd, "x && y"}, {cpu.LogicalOr, "x || y"}} {
+		}{{func(x, y bool) bool { return x && y }, "x && y"}, {func(x, y bool) bool { return x || y }, "x || y"}} {
 			x, y := randBools(&r, c.size[1]), randBools(&r, c.size[2])
 			want := make([]bool, c.size[0])
-			cpu.Logical(lc.op, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
+			cpu.Binary(cpu.Fn2[bool, bool]{F: lc.ref}, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
 			got := bytesU32(runEW(t, g, lc.expr, []string{wgsl.Bool, wgsl.Bool}, wgsl.Bool,
 				wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: limits(g)}, boolbytes(make([]bool, c.size[0])), [][]byte{boolbytes(x), boolbytes(y)}))
 			for i := range want {
@@ -220,15 +251,18 @@ func TestElementwiseTernaryGPU(t *testing.T) {
 	r := rng(3)
 	for _, c := range ewCases(3) {
 		for _, tc := range []struct {
-			op   cpu.TernaryOp
+			ref  func(a, b, c float32) float32
 			expr string
-		}{{cpu.Addcmul, "x + p0 * y * z"}, {cpu.Addcdiv, "x + p0 * y / z"}} {
+		}{
+			{func(a, b, c float32) float32 { return a + 0.75*b*c }, "x + p0 * y * z"},
+			{func(a, b, c float32) float32 { return a + 0.75*b/c }, "x + p0 * y / z"},
+		} {
 			a, b, d := r.f32s(c.size[1], -2, 2), r.f32s(c.size[2], -2, 2), r.f32s(c.size[3], 0.5, 2)
 			init := r.f32s(c.size[0], -1, 1)
 			got := bytesF32(runEW(t, g, tc.expr, []string{wgsl.F32, wgsl.F32, wgsl.F32}, wgsl.F32,
 				wgsl.ElementwiseArgs{Out: c.out, In: c.in, P0: 0.75, Limits: limits(g)}, f32bytes(init), [][]byte{f32bytes(a), f32bytes(b), f32bytes(d)}))
 			want := append([]float32(nil), init...)
-			cpu.Ternary(tc.op, 0.75, want, cl(c.out), a, cl(c.in[0]), b, cl(c.in[1]), d, cl(c.in[2]))
+			cpu.Ternary(cpu.Fn3[float32]{F: tc.ref}, want, cl(c.out), a, cl(c.in[0]), b, cl(c.in[1]), d, cl(c.in[2]))
 			checkF32(t, tc.expr+"/"+c.name, got, want, 1e-6, 1e-6)
 		}
 		// where(cond, x, y) for f32 and i32.
@@ -297,7 +331,8 @@ func TestElementwiseInPlaceGPU(t *testing.T) {
 		xy := r.f32s(c.size[0], -3, 3)
 		y := r.f32s(c.size[2], -3, 3)
 		want := append([]float32(nil), xy...)
-		cpu.Binary(cpu.Mul, want, cl(c.out), want, cl(c.out), y, cl(c.in[1]))
+		mul := cpu.Fn2[float32, float32]{F: func(x, y float32) float32 { return x * y }, Vec: cpu.MulVec[float32]}
+		cpu.Binary(mul, want, cl(c.out), want, cl(c.out), y, cl(c.in[1]))
 		got := bytesF32(runEW(t, g, "x * y", []string{wgsl.F32, wgsl.F32}, wgsl.F32,
 			wgsl.ElementwiseArgs{Out: c.out, In: []wgsl.Layout{c.out, c.in[1]}, Alias: []bool{true, false}, Limits: limits(g)},
 			f32bytes(xy), [][]byte{nil, f32bytes(y)}))
@@ -391,27 +426,41 @@ func TestElementwiseI32GPU(t *testing.T) {
 	r := rng(18)
 	c := ewCases(2)[0]
 	for _, uc := range []struct {
-		op   cpu.UnaryOp
+		ref  func(x int32) int32
 		expr string
 		p    float64
-	}{{cpu.Neg, "-x", 0}, {cpu.Abs, "abs(x)", 0}, {cpu.Square, "x * x", 0}, {cpu.AddScalar, "x + p0", -7}, {cpu.MulScalar, "x * p0", 3}, {cpu.PowScalar, "pow_(x, p0)", 3}} {
+	}{
+		{func(x int32) int32 { return -x }, "-x", 0},
+		{func(x int32) int32 { return max(x, -x) }, "abs(x)", 0},
+		{func(x int32) int32 { return x * x }, "x * x", 0},
+		{func(x int32) int32 { return x - 7 }, "x + p0", -7},
+		{func(x int32) int32 { return x * 3 }, "x * p0", 3},
+		{func(x int32) int32 { return x * x * x }, "pow_(x, p0)", 3},
+	} {
 		x := r.i32s(c.size[1], -50, 50)
 		init := r.i32s(c.size[0], -5, 5)
 		got := bytesI32(runEW(t, g, uc.expr, []string{wgsl.I32}, wgsl.I32, wgsl.ElementwiseArgs{Out: c.out, In: c.in[:1], P0: uc.p, Limits: limits(g)}, i32bytes(init), [][]byte{i32bytes(x)}))
 		want := append([]int32(nil), init...)
-		cpu.Unary(uc.op, cpu.UnaryParams{A: uc.p}, want, cl(c.out), x, cl(c.in[0]))
+		cpu.Unary(cpu.Fn1[int32, int32]{F: uc.ref}, want, cl(c.out), x, cl(c.in[0]))
 		checkI32(t, uc.expr, got, want)
 	}
 	for _, bc := range []struct {
-		op   cpu.BinaryOp
+		ref  func(x, y int32) int32
 		expr string
-	}{{cpu.Add, "x + y"}, {cpu.Sub, "x - y"}, {cpu.Mul, "x * y"}, {cpu.Div, "x / y"}, {cpu.Pow, "pow_(x, y)"},
-		{cpu.Maximum, "select(select(y, x, x > y), x, x != x)"}, {cpu.Minimum, "select(select(y, x, x < y), x, x != x)"}} {
+	}{
+		{func(x, y int32) int32 { return x + y }, "x + y"},
+		{func(x, y int32) int32 { return x - y }, "x - y"},
+		{func(x, y int32) int32 { return x * y }, "x * y"},
+		{func(x, y int32) int32 { return x / y }, "x / y"},
+		{func(x, y int32) int32 { return int32(math.Pow(float64(x), float64(y))) }, "pow_(x, y)"},
+		{func(x, y int32) int32 { return max(x, y) }, "select(select(y, x, x > y), x, x != x)"},
+		{func(x, y int32) int32 { return min(x, y) }, "select(select(y, x, x < y), x, x != x)"},
+	} {
 		x, y := r.i32s(c.size[1], -20, 20), r.i32s(c.size[2], 1, 6)
 		init := r.i32s(c.size[0], -5, 5)
 		got := bytesI32(runEW(t, g, bc.expr, []string{wgsl.I32, wgsl.I32}, wgsl.I32, wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: limits(g)}, i32bytes(init), [][]byte{i32bytes(x), i32bytes(y)}))
 		want := append([]int32(nil), init...)
-		cpu.Binary(bc.op, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
+		cpu.Binary(cpu.Fn2[int32, int32]{F: bc.ref}, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
 		checkI32(t, bc.expr, got, want)
 	}
 }

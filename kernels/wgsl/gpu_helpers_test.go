@@ -230,3 +230,40 @@ func checkF32(t testing.TB, what string, got, want []float32, atol, rtol float64
 
 // cl converts a wgsl layout for the cpu package.
 func cl(l wgsl.Layout) cpu.Layout { return cpu.Layout(l) }
+
+// cpuReduce is the CPU reference of a reduction op ("sum", "max" or
+// "min"), accumulated in float64; max and min propagate NaN, and an
+// empty extent gives the op's identity (0, -Inf or +Inf).
+func cpuReduce[T cpu.Number](op string, dst []T, dl cpu.Layout, x []T, xl cpu.Layout) {
+	add := func(a, v float64) float64 { return a + v }
+	f := cpu.FoldOf(0, add)
+	switch op {
+	case "max":
+		f = cpu.FoldOf(math.Inf(-1), func(a, v float64) float64 { return pickNaN(v > a, a, v) })
+	case "min":
+		f = cpu.FoldOf(math.Inf(1), func(a, v float64) float64 { return pickNaN(v < a, a, v) })
+	}
+	cpu.Reduce(cpu.Fold[T, float64]{
+		Identity: f.Identity, Merge: f.Merge,
+		Add: func(a float64, v T) float64 { return f.Add(a, float64(v)) },
+		Out: func(a float64) T { return T(a) },
+	}, dst, dl, x, xl)
+}
+
+// pickNaN returns v when better or v is NaN, else a (a NaN a stays NaN).
+func pickNaN(better bool, a, v float64) float64 {
+	if better || v != v {
+		return v
+	}
+	return a
+}
+
+// cpuArgReduce is the CPU reference of an arg-reduction op ("max" or
+// "min"): the first best element, NaN beating every number.
+func cpuArgReduce[T cpu.Number](op string, vals []T, vl cpu.Layout, idx []int32, il cpu.Layout, x []T, xl cpu.Layout, dim int) {
+	better := func(v, best T) bool { return v > best || (v != v && best == best) }
+	if op == "min" {
+		better = func(v, best T) bool { return v < best || (v != v && best == best) }
+	}
+	cpu.ArgReduce(better, vals, vl, idx, il, x, xl, dim)
+}

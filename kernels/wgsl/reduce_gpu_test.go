@@ -53,12 +53,12 @@ func TestReduceGPU(t *testing.T) {
 			n *= d
 		}
 		red := max(1, numelOf(c.x.Shape)/max(n, 1))
-		for _, op := range []struct {
-			name string
-			code cpu.ReduceOp
-		}{{"sum", cpu.SumOp}, {"max", cpu.MaxOp}, {"min", cpu.MinOp}} {
+		for _, op := range []struct{ name string }{{"sum"}, {"max"}, {"min"}} {
+			if op.name != "sum" && numelOf(c.x.Shape) == 0 {
+				continue // undefined (the op layer rejects it): the GPU leaves 0, the CPU its identity
+			}
 			x := r.f32s(c.size, -1, 1)
-			if op.code != cpu.SumOp && len(x) > 100 {
+			if op.name != "sum" && len(x) > 100 {
 				// NaNs first in a line, inside, and in several lines.
 				for _, i := range []int{c.x.Offset, 17, 1000, len(x) - 1} {
 					x[i] = float32(math.NaN())
@@ -71,7 +71,7 @@ func TestReduceGPU(t *testing.T) {
 			b := bufs{"out": upload(t, g, f32bytes(make([]float32, n))), "x": upload(t, g, f32bytes(x))}
 			runPlan(t, g, plan, b)
 			want := make([]float32, n)
-			cpu.Reduce(op.code, want, cl(out), x, cl(c.x))
+			cpuReduce(op.name, want, cl(out), x, cl(c.x))
 			checkF32(t, fmt.Sprintf("%s/%s (%d kernels)", c.name, op.name, len(plan.Kernels)), readF32(t, g, b["out"]), want, 3e-7*float64(red)+1e-6, 0)
 
 			xi := r.i32s(c.size, -1000, 1000)
@@ -82,7 +82,7 @@ func TestReduceGPU(t *testing.T) {
 			b = bufs{"out": upload(t, g, i32bytes(make([]int32, n))), "x": upload(t, g, i32bytes(xi))}
 			runPlan(t, g, plan, b)
 			wantI := make([]int32, n)
-			cpu.Reduce(op.code, wantI, cl(out), xi, cl(c.x))
+			cpuReduce(op.name, wantI, cl(out), xi, cl(c.x))
 			checkI32(t, c.name+"/i32/"+op.name, readI32(t, g, b["out"]), wantI)
 		}
 	}
@@ -115,10 +115,7 @@ func TestArgReduceGPU(t *testing.T) {
 		{"0-d", wgsl.Layout{Offset: 1}, 2, 0},
 	}
 	for _, c := range cs {
-		for _, op := range []struct {
-			name string
-			code cpu.ReduceOp
-		}{{"max", cpu.MaxOp}, {"min", cpu.MinOp}} {
+		for _, op := range []struct{ name string }{{"max"}, {"min"}} {
 			var il wgsl.Layout
 			if len(c.x.Shape) > 0 {
 				il = keepdim(c.x.Shape, c.dim)
@@ -141,7 +138,7 @@ func TestArgReduceGPU(t *testing.T) {
 			b := bufs{"idx": alloc(t, g, 4*n), "vals": alloc(t, g, 4*n), "x": upload(t, g, f32bytes(x))}
 			runPlan(t, g, k, b)
 			wantI, wantV := make([]int32, n), make([]float32, n)
-			cpu.ArgReduce(op.code, wantV, cl(vl), wantI, cl(il), x, cl(c.x), c.dim)
+			cpuArgReduce(op.name, wantV, cl(vl), wantI, cl(il), x, cl(c.x), c.dim)
 			checkI32(t, c.name+"/"+op.name+" idx", readI32(t, g, b["idx"]), wantI)
 			checkF32(t, c.name+"/"+op.name+" vals", readF32(t, g, b["vals"]), wantV, 0, 0)
 
@@ -151,7 +148,7 @@ func TestArgReduceGPU(t *testing.T) {
 			}
 			b = bufs{"idx": alloc(t, g, 4*n), "x": upload(t, g, i32bytes(xi))}
 			runPlan(t, g, k, b)
-			cpu.ArgReduce(op.code, nil, cpu.Layout{}, wantI, cl(il), xi, cl(c.x), c.dim)
+			cpuArgReduce(op.name, nil, cpu.Layout{}, wantI, cl(il), xi, cl(c.x), c.dim)
 			checkI32(t, c.name+"/i32/"+op.name+" idx", readI32(t, g, b["idx"]), wantI)
 		}
 	}
