@@ -45,7 +45,7 @@ var elementwiseRules = map[tensor.Op]entry{
 	// d √x = 1/(2√x)
 	tensor.OpSqrt: unary(func(n *tensor.Node) partial { return partial{c: 0.5, div: n.Output()} }),
 	// d x^(-1/2) = -½ x^(-3/2) = -½ y³
-	tensor.OpRsqrt: unary(func(n *tensor.Node) partial { return partial{c: -0.5, mul: n.Output().PowScalar(3)} }),
+	tensor.OpRsqrt:  unary(func(n *tensor.Node) partial { return partial{c: -0.5, mul: n.Output().PowScalar(3)} }),
 	tensor.OpSquare: unary(func(n *tensor.Node) partial { return partial{c: 2, mul: input0(n)} }),
 	tensor.OpSin:    unary(func(n *tensor.Node) partial { return times(input0(n).Cos()) }),
 	tensor.OpCos:    unary(func(n *tensor.Node) partial { return partial{c: -1, mul: input0(n).Sin()} }),
