@@ -131,16 +131,19 @@ func (p partial) apply(d *tensor.Tensor) *tensor.Tensor {
 
 // elementwise is the entry of an elementwise op with partials ∂ᵢ (the
 // partial of input i at node n, computed only when needed). Reverse
-// mode gives input i the gradient g·∂ᵢ (which the engine sums to the
-// input's shape); forward mode gives the output the tangent Σᵢ tᵢ·∂ᵢ,
-// each tᵢ lifted to the output's rank past the batch dim so that it
-// broadcasts as the input did.
+// mode gives input i that requires grad the gradient g·∂ᵢ (which the
+// engine sums to the input's shape); forward mode gives the output the
+// tangent Σᵢ tᵢ·∂ᵢ over the inputs with a tangent, each tᵢ lifted to
+// the output's rank past the batch dim so that it broadcasts as the
+// input did.
 func elementwise(partials func(n *tensor.Node, i int) partial) entry {
 	return entry{
 		reverse: func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
 			out := make([]*tensor.Tensor, len(n.Inputs))
 			for i := range out {
-				out[i] = partials(n, i).apply(g)
+				if needs(n, i) {
+					out[i] = partials(n, i).apply(g)
+				}
 			}
 			return out
 		},
@@ -215,6 +218,15 @@ func tangentOr(ts []*tensor.Tensor, i int, n *tensor.Node) *tensor.Tensor {
 // leading batch dim of size b (an expanded view).
 func batchIndex(index *tensor.Tensor, b int) *tensor.Tensor {
 	return index.Unsqueeze(0).Expand(append([]int{b}, index.Shape()...)...)
+}
+
+// needs reports whether input i of n requires grad. Reverse rules
+// compute no gradient for other inputs (PyTorch's needs_input_grad):
+// the engine would drop it, and under CreateGraph it would leave
+// recorded nodes, holding what they saved, that nothing reaches.
+func needs(n *tensor.Node, i int) bool {
+	in := n.Inputs[i]
+	return in != nil && in.RequiresGrad()
 }
 
 // grads is shorthand for a reverse rule's result.

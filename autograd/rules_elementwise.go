@@ -159,7 +159,14 @@ var elementwiseRules = map[tensor.Op]entry{
 		},
 		func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
 			c := n.Input(0)
-			return grads(nil, mask(c, g), mask(c.LogicalNot(), g))
+			out := make([]*tensor.Tensor, 3)
+			if needs(n, 1) {
+				out[1] = mask(c, g)
+			}
+			if needs(n, 2) {
+				out[2] = mask(c.LogicalNot(), g)
+			}
+			return out
 		}),
 	// Casts between float types: the tangent is cast forward, the
 	// gradient back.
@@ -189,9 +196,14 @@ func extremumMasks(n *tensor.Node, isMax bool) (win, tie *tensor.Tensor) {
 func extremumGrads(g *tensor.Tensor, n *tensor.Node, isMax bool) []*tensor.Tensor {
 	win, tie := extremumMasks(n, isMax)
 	half := g.MulScalar(0.5)
-	gx := tensor.Where(win, g, mask(tie, half))
-	gy := tensor.Where(win.LogicalOr(tie).LogicalNot(), g, mask(tie, half))
-	return grads(gx, gy)
+	out := make([]*tensor.Tensor, 2)
+	if needs(n, 0) {
+		out[0] = tensor.Where(win, g, mask(tie, half))
+	}
+	if needs(n, 1) {
+		out[1] = tensor.Where(win.LogicalOr(tie).LogicalNot(), g, mask(tie, half))
+	}
+	return out
 }
 
 // extremumTangent is the transpose of extremumGrads: the winner's

@@ -100,6 +100,9 @@ var indexRules = map[tensor.Op]entry{
 			return tangentOr(ts, 0, n).IndexAdd(n.Attrs.Dim+1, n.Attrs.Index, ts[1])
 		},
 		func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
+			if !needs(n, 1) {
+				return grads(g, nil)
+			}
 			return grads(g, g.IndexSelect(n.Attrs.Dim, n.Attrs.Index))
 		}),
 	tensor.OpGather: linear(
@@ -121,6 +124,9 @@ var indexRules = map[tensor.Op]entry{
 			return tangentOr(ts, 0, n).ScatterAdd(n.Attrs.Dim+1, index, ts[1])
 		},
 		func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
+			if !needs(n, 1) {
+				return grads(g, nil)
+			}
 			gs := g.Gather(n.Attrs.Dim, n.Attrs.Index)
 			want := n.Inputs[1].Shape()
 			for d, size := range gs.Shape() {

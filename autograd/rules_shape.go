@@ -62,7 +62,9 @@ var shapeRules = map[tensor.Op]entry{
 			out := make([]*tensor.Tensor, len(n.Inputs))
 			at := 0
 			for i, size := range n.Attrs.Sizes {
-				out[i] = g.Narrow(n.Attrs.Dim, at, size)
+				if needs(n, i) {
+					out[i] = g.Narrow(n.Attrs.Dim, at, size)
+				}
 				at += size
 			}
 			return out
@@ -72,8 +74,14 @@ var shapeRules = map[tensor.Op]entry{
 	// more batch dim of the product.
 	tensor.OpMatMul: explicit(
 		func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
-			a, b := n.Input(0), n.Input(1)
-			return grads(g.MatMul(b.Transpose(1, 2)), a.Transpose(1, 2).MatMul(g))
+			out := make([]*tensor.Tensor, 2)
+			if needs(n, 0) {
+				out[0] = g.MatMul(n.Input(1).Transpose(1, 2))
+			}
+			if needs(n, 1) {
+				out[1] = n.Input(0).Transpose(1, 2).MatMul(g)
+			}
+			return out
 		},
 		func(ts []*tensor.Tensor, n *tensor.Node) *tensor.Tensor {
 			var sum *tensor.Tensor
