@@ -234,3 +234,35 @@ func TestForwardZeros(t *testing.T) {
 	_, hv := autograd.HVP(func(xs []*T) *T { return xs[0].Sum() }, []*T{x}, []*T{x})
 	near(t, "H·v of a linear function", hv[0].Float64s(), []float64{0, 0, 0}, 0)
 }
+
+// TestForwardTies: at ties, where the derivative is not defined, forward
+// mode makes the choice reverse mode makes (the transpose of the same
+// map): Maximum gives each side half, Amax shares among the tied
+// elements, MaxDim follows the index it returns.
+func TestForwardTies(t *testing.T) {
+	x := tensor.New([]float64{1, 3, 3, 0})
+	y := tensor.New([]float64{1, 2, 5, 0})
+	vx, vy := tensor.New([]float64{1, 2, 3, 4}), tensor.New([]float64{10, 20, 30, 40})
+	for _, c := range []struct {
+		name string
+		f    func([]*T) *T
+		want []float64
+	}{
+		{"Maximum", func(xs []*T) *T { return xs[0].Maximum(xs[1]) }, []float64{5.5, 2, 30, 22}},
+		{"Amax", func(xs []*T) *T { return xs[0].Add(xs[1].MulScalar(0)).Amax([]int{0}, false) }, []float64{2.5}},
+		{"MaxDim", func(xs []*T) *T { v, _ := xs[0].Add(xs[1].MulScalar(0)).MaxDim(0, false); return v }, []float64{2}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, jv := autograd.JVP(c.f, []*T{x, y}, []*T{vx, vy})
+			near(t, "J·v", jv.Float64s(), c.want, 1e-15)
+			u := tensor.OnesLike(jv)
+			_, vjp := autograd.VJP(c.f, []*T{x, y}, u)
+			lhs, _ := dot(u.Float64s(), jv.Float64s())
+			a, _ := dot(vjp[0].Float64s(), vx.Float64s())
+			b, _ := dot(vjp[1].Float64s(), vy.Float64s())
+			if math.Abs(lhs-(a+b)) > 1e-12 {
+				t.Errorf("⟨u, J v⟩ = %g, ⟨Jᵀ u, v⟩ = %g", lhs, a+b)
+			}
+		})
+	}
+}
