@@ -249,13 +249,24 @@ func (tr *trace) finish() {
 }
 
 // result returns output i for the caller: cut from the graph unless the
-// trace is outer (finish frees that graph).
+// trace is outer (finish frees that graph). An output that is a view of
+// a leaf made for an input is copied: that leaf is kept (it requires
+// grad), so its views borrow its memory, which goes when the leaf does
+// (finish releases it).
 func (tr *trace) result(i int) *tensor.Tensor {
 	y := tr.outs[i]
-	if tr.outer || !y.RequiresGrad() {
+	if !y.RequiresGrad() {
 		return y
 	}
-	return y.Detach()
+	if !tr.outer {
+		y = y.Detach()
+	}
+	for k, s := range tr.seeds {
+		if tr.made[k] && y.SharesStorage(s) {
+			return y.Clone() // records Copy when outer: walk turned grad mode on
+		}
+	}
+	return y
 }
 
 // contexts returns the distinct contexts of ts (nil entries skipped).

@@ -2,6 +2,7 @@ package autograd_test
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -45,6 +46,8 @@ func TestForwardGPU(t *testing.T) {
 					}
 				}
 				weights := rounded(uniform(f(xs).Numel(), -1, 1))
+				var orig []*T // the kept leaves ins borrow from
+				defer runtime.KeepAlive(&orig)
 				at := func(dev tensor.Device, dt tensor.DType) (ins, vs []*T) {
 					ins, vs = make([]*T, len(xs)), make([]*T, len(xs))
 					for i, x := range xs {
@@ -52,7 +55,8 @@ func TestForwardGPU(t *testing.T) {
 						if keep64[i] {
 							d, typ = tensor.CPU, tensor.Float64
 						}
-						ins[i] = rebuild(t, x, d, typ).Detach()
+						orig = append(orig, rebuild(t, x, d, typ))
+						ins[i] = orig[len(orig)-1].Detach()
 						if tangents[i] != nil {
 							vs[i] = tensor.From(tangents[i], x.Shape(), tensor.Of(typ), tensor.On(d))
 						}

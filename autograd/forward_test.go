@@ -3,6 +3,8 @@ package autograd_test
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
@@ -16,16 +18,18 @@ import (
 // forwardCase is a rule case's inputs as JVP takes them: the inputs
 // that require grad in the case are detached (JVP's common use: nothing
 // outside requires grad) and get a random tangent; the others (indices,
-// masks) get none.
-func forwardCase(c ruleCase) (xs, vs []*T) {
-	xs = c.xs()
-	vs = make([]*T, len(xs))
-	for i, x := range xs {
+// masks) get none. The detached views borrow the memory of the case's
+// leaves, which are kept (they require grad): the caller keeps orig
+// alive while it uses xs.
+func forwardCase(c ruleCase) (xs, vs, orig []*T) {
+	orig = c.xs()
+	xs, vs = slices.Clone(orig), make([]*T, len(orig))
+	for i, x := range orig {
 		if x.RequiresGrad() {
 			xs[i], vs[i] = x.Detach(), randomLike(x)
 		}
 	}
-	return xs, vs
+	return xs, vs, orig
 }
 
 // randomLike returns values uniform in ±[0.5, 1.5) with x's shape, dtype
@@ -119,7 +123,8 @@ func TestForwardRules(t *testing.T) {
 		for k, c := range ruleCases[op] {
 			t.Run(op.String()+"/"+c.name, func(t *testing.T) {
 				seed(uint64(op), uint64(k))
-				xs, vs := forwardCase(c)
+				xs, vs, orig := forwardCase(c)
+				defer runtime.KeepAlive(orig)
 				opt, exact := options(c)
 				y, jv := autograd.JVP(c.f, xs, vs)
 				if y.RequiresGrad() || jv.RequiresGrad() {
@@ -159,7 +164,8 @@ func TestForwardRulesBatched(t *testing.T) {
 		for k, c := range ruleCases[op] {
 			t.Run(op.String()+"/"+c.name, func(t *testing.T) {
 				seed(uint64(op), uint64(k))
-				xs, vs := forwardCase(c)
+				xs, vs, orig := forwardCase(c)
+				defer runtime.KeepAlive(orig)
 				_, exact := options(c)
 				jac := autograd.Jacobian(c.f, xs)
 				y := c.f(xs)
@@ -194,7 +200,8 @@ func TestHVPRules(t *testing.T) {
 		for k, c := range ruleCases[op] {
 			t.Run(op.String()+"/"+c.name, func(t *testing.T) {
 				seed(uint64(op), uint64(k))
-				xs, vs := forwardCase(c)
+				xs, vs, orig := forwardCase(c)
+				defer runtime.KeepAlive(orig)
 				opt, _ := options(c)
 				w := randomLike(c.f(xs))
 				h := func(xs []*T) *T { return c.f(xs).Mul(w).Sum() }

@@ -266,3 +266,18 @@ func TestForwardTies(t *testing.T) {
 		})
 	}
 }
+
+// TestForwardResultOwnsMemory: a result that is a view of an input
+// stays valid after the caller releases the input (the leaf JVP made to
+// stand for the input is gone by then, and views of it held no memory
+// of their own).
+func TestForwardResultOwnsMemory(t *testing.T) {
+	data := uniform(6, -1, 1)
+	x := tensor.New(data, 2, 3)
+	want := []float64{data[0], data[3], data[1], data[4], data[2], data[5]}
+	y, _ := autograd.JVP(func(xs []*T) *T { return xs[0].T() }, []*T{x}, []*T{matrix(2, 3)})
+	x.Release()
+	if err := tensor.Catch(func() { near(t, "y", y.Float64s(), want, 0) }); err != nil {
+		t.Fatal(err)
+	}
+}
