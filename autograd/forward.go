@@ -2,6 +2,7 @@ package autograd
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/tessera-ml/tessera/tensor"
@@ -152,10 +153,7 @@ func (tr *trace) push(seedTangents []*tensor.Tensor) []*tensor.Tensor {
 		tan[t] = d
 		owners[d]++
 	}
-	left := make(map[*tensor.Tensor]int, len(tr.uses))
-	for t, k := range tr.uses {
-		left[t] = k
-	}
+	left := maps.Clone(tr.uses) // the uses still to come
 	used := func(t *tensor.Tensor) {
 		if left[t]--; left[t] == 0 {
 			if d := tan[t]; d != nil {
