@@ -44,8 +44,11 @@ func Grad(y *tensor.Tensor, xs []*tensor.Tensor, opts ...Option) []*tensor.Tenso
 }
 
 // fail panics with a *tensor.Error of kind ErrAutograd.
-func fail(detail string, ts ...*tensor.Tensor) {
-	e := &tensor.Error{Op: "Backward", Err: tensor.ErrAutograd, Detail: detail}
+func fail(detail string, ts ...*tensor.Tensor) { failAs("Backward", tensor.ErrAutograd, detail, ts...) }
+
+// failAs panics with a *tensor.Error for op of the given kind.
+func failAs(op string, kind error, detail string, ts ...*tensor.Tensor) {
+	e := &tensor.Error{Op: op, Err: kind, Detail: detail}
 	for _, t := range ts {
 		e.Shapes = append(e.Shapes, t.Shape())
 		e.DTypes = append(e.DTypes, t.DType())
@@ -246,11 +249,11 @@ func needsAny(needed map[*tensor.Tensor]bool, ins []*tensor.Tensor) bool {
 
 // applyRule runs the derivative rule of n's op for output gradient g.
 func applyRule(n *tensor.Node, g *tensor.Tensor) []*tensor.Tensor {
-	r, ok := rules[n.Op]
-	if !ok {
+	e, ok := rules[n.Op]
+	if !ok || e.reverse == nil {
 		fail("no derivative rule for " + n.Op.String())
 	}
-	gs := r(g, n)
+	gs := e.reverse(g, n)
 	if len(gs) != len(n.Inputs) {
 		panic(fmt.Sprintf("autograd: rule for %v returned %d gradients for %d inputs", n.Op, len(gs), len(n.Inputs)))
 	}

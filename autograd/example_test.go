@@ -39,3 +39,23 @@ func ExampleCheck() {
 	// <nil>
 	// <nil>
 }
+
+// JVP pushes a tangent forward: for y = x², J·v = 2x⊙v.
+func ExampleJVP() {
+	x := tensor.New([]float64{1, 2, 3})
+	v := tensor.New([]float64{1, 0.5, -1})
+	square := func(xs []*tensor.Tensor) *tensor.Tensor { return xs[0].Square() }
+	y, jv := autograd.JVP(square, []*tensor.Tensor{x}, []*tensor.Tensor{v})
+	fmt.Println(y.Float64s(), jv.Float64s())
+	// Output: [1 4 9] [2 2 -6]
+}
+
+// Hessian and HVP of f = Σ x³: H = diag(6x).
+func ExampleHessian() {
+	x := tensor.New([]float64{1, 2})
+	cubes := func(xs []*tensor.Tensor) *tensor.Tensor { return xs[0].PowScalar(3).Sum() }
+	h := autograd.Hessian(cubes, []*tensor.Tensor{x})
+	_, hv := autograd.HVP(cubes, []*tensor.Tensor{x}, []*tensor.Tensor{tensor.New([]float64{1, 1})})
+	fmt.Println(h[0][0].Shape(), h[0][0].Float64s(), hv[0].Float64s())
+	// Output: [2 2] [6 0 0 12] [6 12]
+}

@@ -7,16 +7,25 @@ import (
 )
 
 // TestRulesComplete fails when a differentiable op is added to
-// tensor/op.go without a derivative rule here, or when a rule exists for
-// an op that is not differentiable (it would never run).
+// tensor/op.go without an entry in the rule table here, when an entry
+// lacks either mode (its reverse rule for Backward and Grad, or its
+// forward rule for JVP and the functions built on it), or when an entry
+// exists for an op that is not differentiable (it would never run).
 func TestRulesComplete(t *testing.T) {
 	for _, op := range tensor.Ops() {
-		_, ok := rules[op]
+		e, ok := rules[op]
 		switch {
 		case op.Differentiable() && !ok:
-			t.Errorf("no derivative rule for %v: add one to rules*.go", op)
+			t.Errorf("no derivative rule for %v: add an entry to rules*.go", op)
 		case !op.Differentiable() && ok:
 			t.Errorf("%v is not differentiable but has a derivative rule", op)
+		case ok && e.reverse == nil:
+			t.Errorf("the entry of %v has no reverse rule", op)
+		case ok && e.forward == nil:
+			t.Errorf("the entry of %v has no forward rule", op)
+		}
+		if HasRule(op) != (ok && e.reverse != nil) || HasForwardRule(op) != (ok && e.forward != nil) {
+			t.Errorf("HasRule or HasForwardRule disagrees with the table for %v", op)
 		}
 	}
 	for op := range rules {
