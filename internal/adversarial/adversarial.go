@@ -1,0 +1,143 @@
+// Package adversarial is the harness of the adversarial-argument tests
+// of packages tensor, nn and optim: it reads a package's exported API
+// with go/doc, checks that a case list names every export and nothing
+// else, and runs each case requiring that it returns or panics with a
+// *tensor.Error, within a time limit. A raw runtime panic, a panic with
+// any other value, or a hang fails the test.
+package adversarial
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// A Case is one adversarial call of an export. Export names it as
+// go/doc lists it: "Func" for a function (constructors included) and
+// "Type.Method" for a method.
+type Case struct {
+	Export string
+	Call   func()
+}
+
+// Limit is how long one case may run before it counts as a hang.
+const Limit = 60 * time.Second
+
+// Exports returns the exported functions and methods of the package in
+// dir (test files excluded), as "Func" and "Type.Method", sorted. Methods
+// promoted from embedded unexported types count as the type's own, as
+// go/doc shows them.
+func Exports(dir string) ([]string, error) {
+	fset := token.NewFileSet()
+	notTest := func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }
+	pkgs, err := parser.ParseDir(fset, dir, notTest, parser.ParseComments)
+	if err != nil {
+		return nil, err
+	}
+	var files []*ast.File
+	for name, p := range pkgs {
+		if strings.HasSuffix(name, "_test") {
+			continue
+		}
+		for _, f := range p.Files {
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("adversarial: no Go files in %s", dir)
+	}
+	p, err := doc.NewFromFiles(fset, files, "adversarial/"+dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, f := range p.Funcs {
+		names = append(names, f.Name)
+	}
+	for _, t := range p.Types {
+		for _, f := range t.Funcs {
+			names = append(names, f.Name)
+		}
+		for _, m := range t.Methods {
+			names = append(names, t.Name+"."+m.Name)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// Complete fails t unless cases name every export of the package in dir
+// at least once and name nothing that is not an export.
+func Complete(t *testing.T, dir string, cases []Case) {
+	t.Helper()
+	exports, err := Exports(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{}
+	for _, c := range cases {
+		covered[c.Export] = true
+		if _, ok := slices.BinarySearch(exports, c.Export); !ok {
+			t.Errorf("case for %q, which %s does not export", c.Export, dir)
+		}
+	}
+	for _, e := range exports {
+		if !covered[e] {
+			t.Errorf("%s exports %s, which has no adversarial case: add one", dir, e)
+		}
+	}
+}
+
+// Outcome runs f and returns nil when it returned, the *tensor.Error
+// when it panicked with one, and an error describing anything else: a
+// panic with another value (a runtime error included, with its stack) or
+// no return within Limit.
+func Outcome(f func()) (terr *tensor.Error, bad error) {
+	done := make(chan error, 1)
+	var got *tensor.Error
+	go func() {
+		defer func() {
+			r := recover()
+			if r == nil {
+				done <- nil
+				return
+			}
+			if e, ok := r.(*tensor.Error); ok {
+				got = e
+				done <- nil
+				return
+			}
+			done <- fmt.Errorf("panic with %T: %v\n%s", r, r, debug.Stack())
+		}()
+		f()
+	}()
+	select {
+	case err := <-done:
+		return got, err
+	case <-time.After(Limit):
+		return nil, errors.New("no return within " + Limit.String())
+	}
+}
+
+// Run checks that cases are Complete for dir and runs each one, failing
+// t for every case that neither returns nor panics with a *tensor.Error.
+func Run(t *testing.T, dir string, cases []Case) {
+	t.Helper()
+	Complete(t, dir, cases)
+	for i, c := range cases {
+		if _, bad := Outcome(c.Call); bad != nil {
+			t.Errorf("case %d (%s): %v", i, c.Export, bad)
+		}
+	}
+}
