@@ -270,12 +270,17 @@ func SliceScatter(src *Tensor, shape []int, dim, start, end, step int) *Tensor {
 
 // OneHot returns the Int32 one-hot encoding of an Int32 tensor of class
 // indices, with a new last dimension of size numClasses (PyTorch returns
-// int64).
+// int64); numClasses -1 means the largest index plus one, as in PyTorch.
+// It panics with ErrArgument for any other negative numClasses and with
+// ErrIndex for an index outside [0, numClasses).
 func OneHot(index *Tensor, numClasses int) *Tensor {
 	argsNonNil("OneHot", 1, index)
 	index.storage("OneHot")
 	if index.dtype != Int32 {
 		fail("OneHot", ErrDType, "class indices must be Int32", index)
+	}
+	if numClasses < -1 {
+		failf("OneHot", ErrArgument, []*Tensor{index}, "numClasses is %d; want -1 (infer) or a non-negative count", numClasses)
 	}
 	if index.Numel() == 0 && numClasses < 0 {
 		fail("OneHot", ErrArgument, "cannot infer the number of classes from an empty tensor", index)
