@@ -56,17 +56,25 @@ func random(op string, normal bool, shape []int, a, b float64, opts []Option) *T
 	if !o.dtype.IsFloat() {
 		failf(op, ErrDType, nil, "%s draws floats; got dtype %v", op, o.dtype)
 	}
+	if o.dtype == Float32 && (!fitsFloat32(a) || !fitsFloat32(b) || !normal && !fitsFloat32(b-a)) {
+		failf(op, ErrArgument, nil, "%s parameters %g, %g do not fit a Float32 result", op, a, b)
+	}
 	t := empty(op, shape, o)
 	seed, offset := o.generator().next(t.Numel())
 	backendOf(t.Device()).random(normal, t, seed, offset, a, b)
 	return t
 }
 
+// fitsFloat32 reports whether v is NaN or lies within float32's range, so
+// that a kernel computing in float32 sees the value the caller gave.
+func fitsFloat32(v float64) bool { return !(math.Abs(v) > math.MaxFloat32) }
+
 // Rand returns uniform samples in [0, 1).
 func Rand(shape []int, opts ...Option) *Tensor { return random("Rand", false, shape, 0, 1, opts) }
 
 // Uniform returns uniform samples in [lo, hi). It panics with
-// ErrArgument unless lo <= hi, both finite.
+// ErrArgument unless lo <= hi, both finite, and, for a Float32 result,
+// lo, hi and hi-lo within float32's range.
 func Uniform(shape []int, lo, hi float64, opts ...Option) *Tensor {
 	if !(lo <= hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || math.IsInf(hi-lo, 0) {
 		failf("Uniform", ErrArgument, nil, "expects a finite range [lo, hi) with lo <= hi, got lo=%g hi=%g", lo, hi)
@@ -78,7 +86,8 @@ func Uniform(shape []int, lo, hi float64, opts ...Option) *Tensor {
 func Randn(shape []int, opts ...Option) *Tensor { return random("Randn", true, shape, 0, 1, opts) }
 
 // Normal returns samples of the normal distribution N(mean, std²). It
-// panics with ErrArgument for a negative or NaN std.
+// panics with ErrArgument for a negative or NaN std, and for a Float32
+// result when mean or std lies beyond float32's range.
 func Normal(shape []int, mean, std float64, opts ...Option) *Tensor {
 	if !(std >= 0) {
 		failf("Normal", ErrArgument, nil, "expects std >= 0, got %g", std)
