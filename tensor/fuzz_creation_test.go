@@ -179,7 +179,9 @@ func decodeCreate(r *bytesReader, dt tensor.DType) createCase {
 	default:
 		mean, std, shape := r.float(), r.float(), r.adversarialShape()
 		c := createCase{name: fmt.Sprintf("Normal(%v, %v, %v)", shape, mean, std), do: func(o ...tensor.Option) *tensor.Tensor { return tensor.Normal(shape, mean, std, o...) }, v: shapeVerdict(shape), shape: shape}
-		c.each = func(v float64) bool { return !math.IsNaN(v) || math.IsNaN(mean) || math.IsInf(std, 0) || math.IsInf(mean, 0) }
+		c.each = func(v float64) bool {
+			return !math.IsNaN(v) || math.IsNaN(mean) || math.IsInf(std, 0) || math.IsInf(mean, 0)
+		}
 		big := func(v float64) bool { return math.Abs(v) > math.MaxFloat32 }
 		if !(std >= 0) || !dt.IsFloat() || dt == tensor.Float32 && (big(mean) || big(std)) {
 			c.v = mustFail
