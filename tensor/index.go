@@ -157,6 +157,9 @@ func (x *Tensor) IndexAdd(dim int, index, src *Tensor) *Tensor {
 	if as1D(x, index, src) {
 		return x.Reshape(-1).IndexAdd(0, index.Reshape(-1), src.Reshape(-1)).Reshape(x.shape...)
 	}
+	if x.Dim() == 0 {
+		fail("IndexAdd", ErrShape, "a 0-d tensor takes only a 0-d or 1-D index and source", x, index, src)
+	}
 	index = index.Reshape(-1).Contiguous()
 	want := slices.Clone(x.shape)
 	want[d] = index.Numel()

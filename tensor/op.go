@@ -254,11 +254,16 @@ func (op Op) IsUnary() bool { return unaryBegin < op && op < unaryEnd }
 func (op Op) IsBinary() bool { return binaryBegin < op && op < binaryEnd }
 
 // Differentiable reports whether gradients flow through op.
-func (op Op) Differentiable() bool { return op != OpNone && !opTable[op].nondiff }
+func (op Op) Differentiable() bool { return op != OpNone && op < numOps && !opTable[op].nondiff }
 
 // WGSL returns the op's WGSL expression for the elementwise templates
 // ("" for ops with their own kernel shape).
-func (op Op) WGSL() string { return opTable[op].wgsl }
+func (op Op) WGSL() string {
+	if op >= numOps {
+		return ""
+	}
+	return opTable[op].wgsl
+}
 
 // Ops returns every op but OpNone, for completeness tests.
 func Ops() []Op {

@@ -29,6 +29,9 @@ func ManualSeed(seed uint64) { defaultGen.Seed(seed) }
 
 // Seed resets g to seed with offset 0.
 func (g *Generator) Seed(seed uint64) {
+	if g == nil {
+		fail("Seed", ErrArgument, "the receiver is a nil *Generator; use NewGenerator")
+	}
 	g.mu.Lock()
 	g.seed, g.offset = seed, 0
 	g.mu.Unlock()

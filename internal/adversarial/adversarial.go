@@ -23,13 +23,20 @@ import (
 	"github.com/tessera-ml/tessera/tensor"
 )
 
-// A Case is one adversarial call of an export. Export names it as
+// A Case is the adversarial calls of one export. Export names it as
 // go/doc lists it: "Func" for a function (constructors included) and
-// "Type.Method" for a method.
+// "Type.Method" for a method. Calls makes each call through try, with a
+// description of its arguments.
 type Case struct {
 	Export string
-	Call   func()
+	Calls  func(try Try)
 }
+
+// Try runs one adversarial call f, described by args.
+type Try func(args string, f func())
+
+// One is a Case body of a single call.
+func One(f func()) func(Try) { return func(try Try) { try("", f) } }
 
 // Limit is how long one case may run before it counts as a hang.
 const Limit = 60 * time.Second
@@ -130,14 +137,25 @@ func Outcome(f func()) (terr *tensor.Error, bad error) {
 	}
 }
 
-// Run checks that cases are Complete for dir and runs each one, failing
-// t for every case that neither returns nor panics with a *tensor.Error.
-func Run(t *testing.T, dir string, cases []Case) {
+// Run checks that cases are Complete for dir and makes every call of
+// every case, failing t for each call that neither returns nor panics
+// with a *tensor.Error. gpu is the GPU the argument helpers put one
+// tensor on, when ok.
+func Run(t *testing.T, dir string, gpu tensor.Device, ok bool, cases []Case) {
 	t.Helper()
 	Complete(t, dir, cases)
-	for i, c := range cases {
-		if _, bad := Outcome(c.Call); bad != nil {
-			t.Errorf("case %d (%s): %v", i, c.Export, bad)
-		}
+	env.gpu, env.hasGPU = gpu, ok
+	calls := 0
+	for _, c := range cases {
+		c.Calls(func(args string, f func()) {
+			calls++
+			if _, bad := Outcome(f); bad != nil {
+				t.Errorf("%s(%s): %v", c.Export, args, bad)
+			}
+		})
 	}
+	t.Logf("%d exports, %d calls", len(cases), calls)
 }
+
+// C returns the Case of export with calls.
+func C(export string, calls func(Try)) Case { return Case{Export: export, Calls: calls} }
