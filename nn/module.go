@@ -97,15 +97,28 @@ func NewLinear(in, out int, opts ...tensor.Option) *LinearLayer {
 }
 
 // Forward returns Linear(x, l.Weight, l.Bias): (..., in) → (..., out).
-func (l *LinearLayer) Forward(x *tensor.Tensor) *tensor.Tensor { return Linear(x, l.Weight, l.Bias) }
+func (l *LinearLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
+	if l == nil {
+		nilReceiver("LinearLayer.Forward")
+	}
+	return Linear(x, l.Weight, l.Bias)
+}
 
 // Slots returns "weight" and "bias".
 func (l *LinearLayer) Slots() []Slot {
+	if l == nil {
+		nilReceiver("LinearLayer.Slots")
+	}
 	return []Slot{Param("weight", &l.Weight), Param("bias", &l.Bias)}
 }
 
 // Children returns nil: a linear layer has none.
-func (l *LinearLayer) Children() []Child { return nil }
+func (l *LinearLayer) Children() []Child {
+	if l == nil {
+		nilReceiver("LinearLayer.Children")
+	}
+	return nil
+}
 
 // EmbeddingLayer is torch.nn.Embedding: a lookup table Weight
 // (num, dim) indexed by Int32 indices; its state-dict name is "weight".
@@ -123,14 +136,27 @@ func NewEmbedding(num, dim int, opts ...tensor.Option) *EmbeddingLayer {
 
 // Forward returns Embedding(e.Weight, indices): shape indices + (dim).
 func (e *EmbeddingLayer) Forward(indices *tensor.Tensor) *tensor.Tensor {
+	if e == nil {
+		nilReceiver("EmbeddingLayer.Forward")
+	}
 	return Embedding(e.Weight, indices)
 }
 
 // Slots returns "weight".
-func (e *EmbeddingLayer) Slots() []Slot { return []Slot{Param("weight", &e.Weight)} }
+func (e *EmbeddingLayer) Slots() []Slot {
+	if e == nil {
+		nilReceiver("EmbeddingLayer.Slots")
+	}
+	return []Slot{Param("weight", &e.Weight)}
+}
 
 // Children returns nil.
-func (e *EmbeddingLayer) Children() []Child { return nil }
+func (e *EmbeddingLayer) Children() []Child {
+	if e == nil {
+		nilReceiver("EmbeddingLayer.Children")
+	}
+	return nil
+}
 
 // LayerNormLayer is torch.nn.LayerNorm over the trailing dimensions
 // Shape, with elementwise Weight (ones) and Bias (zeros) of that shape,
@@ -157,16 +183,27 @@ func NewLayerNorm(shape []int, opts ...tensor.Option) *LayerNormLayer {
 
 // Forward returns LayerNorm(x, l.Shape, l.Weight, l.Bias, l.Eps).
 func (l *LayerNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
+	if l == nil {
+		nilReceiver("LayerNormLayer.Forward")
+	}
 	return LayerNorm(x, l.Shape, l.Weight, l.Bias, l.Eps)
 }
 
 // Slots returns "weight" and "bias".
 func (l *LayerNormLayer) Slots() []Slot {
+	if l == nil {
+		nilReceiver("LayerNormLayer.Slots")
+	}
 	return []Slot{Param("weight", &l.Weight), Param("bias", &l.Bias)}
 }
 
 // Children returns nil.
-func (l *LayerNormLayer) Children() []Child { return nil }
+func (l *LayerNormLayer) Children() []Child {
+	if l == nil {
+		nilReceiver("LayerNormLayer.Children")
+	}
+	return nil
+}
 
 // DropoutLayer is torch.nn.Dropout: Dropout(x, P, Training, Gen).
 // Training starts true; Train and Eval switch it.
@@ -187,24 +224,47 @@ func NewDropout(p float64) *DropoutLayer {
 
 // Forward returns Dropout(x, d.P, d.Training, d.Gen).
 func (d *DropoutLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
+	if d == nil {
+		nilReceiver("DropoutLayer.Forward")
+	}
 	return Dropout(x, d.P, d.Training, d.Gen)
 }
 
 // Slots returns nil: dropout holds no tensor.
-func (d *DropoutLayer) Slots() []Slot { return nil }
+func (d *DropoutLayer) Slots() []Slot {
+	if d == nil {
+		nilReceiver("DropoutLayer.Slots")
+	}
+	return nil
+}
 
 // Children returns nil.
-func (d *DropoutLayer) Children() []Child { return nil }
+func (d *DropoutLayer) Children() []Child {
+	if d == nil {
+		nilReceiver("DropoutLayer.Children")
+	}
+	return nil
+}
 
 // SetTraining switches between training (true) and evaluation.
-func (d *DropoutLayer) SetTraining(on bool) { d.Training = on }
+func (d *DropoutLayer) SetTraining(on bool) {
+	if d == nil {
+		nilReceiver("DropoutLayer.SetTraining")
+	}
+	d.Training = on
+}
 
 // Func adapts a function without parameters, such as
 // (*tensor.Tensor).ReLU, to a Layer.
 type Func func(x *tensor.Tensor) *tensor.Tensor
 
 // Forward returns f(x).
-func (f Func) Forward(x *tensor.Tensor) *tensor.Tensor { return f(x) }
+func (f Func) Forward(x *tensor.Tensor) *tensor.Tensor {
+	if f == nil {
+		nilReceiver("Func.Forward")
+	}
+	return f(x)
+}
 
 // Slots returns nil.
 func (f Func) Slots() []Slot { return nil }

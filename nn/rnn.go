@@ -37,6 +37,9 @@ func NewRNNCell(input, hidden int, opts ...tensor.Option) *RNNCell {
 // (input), and hidden state h of the matching shape (batch, hidden) or
 // (hidden); nil h means zeros.
 func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
+	if c == nil {
+		nilReceiver("RNNCell.Forward")
+	}
 	need("RNNCell", "x", x)
 	h = zeroState("RNNCell", x, h, c.WeightHH.Size(1))
 	return Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH)).Tanh()
@@ -45,11 +48,19 @@ func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.RNNCell names them.
 func (c *RNNCell) Slots() []Slot {
+	if c == nil {
+		nilReceiver("RNNCell.Slots")
+	}
 	return cellSlots("", &c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH)
 }
 
 // Children returns nil.
-func (c *RNNCell) Children() []Child { return nil }
+func (c *RNNCell) Children() []Child {
+	if c == nil {
+		nilReceiver("RNNCell.Children")
+	}
+	return nil
+}
 
 // cellSlots returns the slots of a recurrent cell's weights and biases
 // under PyTorch's names, each followed by suffix ("_l0" in a stack).
@@ -76,6 +87,7 @@ type LSTMCell struct {
 // It panics with ErrArgument for a negative size.
 func NewLSTMCell(input, hidden int, opts ...tensor.Option) *LSTMCell {
 	checkSizes("NewLSTMCell", input, hidden)
+	checkParamElems("NewLSTMCell", 1, []int{4, hidden, input}, []int{4, hidden, hidden}, []int{8, hidden})
 	b := recurrentBound(hidden)
 	return &LSTMCell{
 		WeightIH: uniformParam([]int{4 * hidden, input}, b, opts),
@@ -89,6 +101,9 @@ func NewLSTMCell(input, hidden int, opts ...tensor.Option) *LSTMCell {
 // (batch, input) or (input), and states h, c of shape (batch, hidden) or
 // (hidden); nil states mean zeros.
 func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
+	if l == nil {
+		nilReceiver("LSTMCell.Forward")
+	}
 	need("LSTMCell", "x", x)
 	hidden := l.WeightHH.Size(1)
 	h = zeroState("LSTMCell", x, h, hidden)
@@ -103,11 +118,19 @@ func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.LSTMCell names them.
 func (l *LSTMCell) Slots() []Slot {
+	if l == nil {
+		nilReceiver("LSTMCell.Slots")
+	}
 	return cellSlots("", &l.WeightIH, &l.WeightHH, &l.BiasIH, &l.BiasHH)
 }
 
 // Children returns nil.
-func (l *LSTMCell) Children() []Child { return nil }
+func (l *LSTMCell) Children() []Child {
+	if l == nil {
+		nilReceiver("LSTMCell.Children")
+	}
+	return nil
+}
 
 // recurrentBound is PyTorch's init bound of recurrent layers: 1/√hidden,
 // or 0 for no hidden units.
@@ -150,6 +173,7 @@ func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
 		fail("NewLSTM", tensor.ErrArgument, fmt.Sprintf("need at least one layer, got %d", layers))
 	}
 	checkSizes("NewLSTM", input, hidden)
+	checkParamElems("NewLSTM", layers, []int{4, hidden, max(input, hidden)}, []int{4, hidden, hidden}, []int{8, hidden})
 	m := &LSTM{}
 	for l := 0; l < layers; l++ {
 		in := input
@@ -168,6 +192,9 @@ func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
 // output, (h_n, c_n). It panics with ErrShape when x is not 3-D or a
 // state has the wrong shape.
 func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
+	if m == nil {
+		nilReceiver("LSTM.Forward")
+	}
 	need("LSTM", "x", x)
 	if x.Dim() != 3 {
 		fail("LSTM", tensor.ErrShape, "the input must be (seq, batch, input)", x)
@@ -199,6 +226,9 @@ func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
 // "bias_hh_l0", "weight_ih_l1", …. It panics with ErrArgument for a nil
 // cell.
 func (m *LSTM) Slots() []Slot {
+	if m == nil {
+		nilReceiver("LSTM.Slots")
+	}
 	var out []Slot
 	for k, c := range m.Cells {
 		if c == nil {
@@ -211,4 +241,9 @@ func (m *LSTM) Slots() []Slot {
 
 // Children returns nil: the cells' tensors are the LSTM's own slots, as
 // in PyTorch.
-func (m *LSTM) Children() []Child { return nil }
+func (m *LSTM) Children() []Child {
+	if m == nil {
+		nilReceiver("LSTM.Children")
+	}
+	return nil
+}

@@ -147,12 +147,16 @@ func Run(t *testing.T, dir string, gpu tensor.Device, ok bool, cases []Case) {
 	env.gpu, env.hasGPU = gpu, ok
 	calls := 0
 	for _, c := range cases {
+		start := time.Now()
 		c.Calls(func(args string, f func()) {
 			calls++
 			if _, bad := Outcome(f); bad != nil {
 				t.Errorf("%s(%s): %v", c.Export, args, bad)
 			}
 		})
+		if d := time.Since(start); d > time.Second {
+			t.Logf("%s: slow cases, %v", c.Export, d.Round(time.Millisecond))
+		}
 	}
 	t.Logf("%d exports, %d calls", len(cases), calls)
 }
