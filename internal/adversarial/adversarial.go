@@ -84,25 +84,41 @@ func Exports(dir string) ([]string, error) {
 	return names, nil
 }
 
+// Missing returns the exports of the package in dir that no case names,
+// and the case names that are not exports.
+func Missing(dir string, cases []Case) (missing, gone []string, err error) {
+	exports, err := Exports(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	covered := map[string]bool{}
+	for _, c := range cases {
+		if _, ok := slices.BinarySearch(exports, c.Export); !ok && !covered[c.Export] {
+			gone = append(gone, c.Export)
+		}
+		covered[c.Export] = true
+	}
+	for _, e := range exports {
+		if !covered[e] {
+			missing = append(missing, e)
+		}
+	}
+	return missing, gone, nil
+}
+
 // Complete fails t unless cases name every export of the package in dir
 // at least once and name nothing that is not an export.
 func Complete(t *testing.T, dir string, cases []Case) {
 	t.Helper()
-	exports, err := Exports(dir)
+	missing, gone, err := Missing(dir, cases)
 	if err != nil {
 		t.Fatal(err)
 	}
-	covered := map[string]bool{}
-	for _, c := range cases {
-		covered[c.Export] = true
-		if _, ok := slices.BinarySearch(exports, c.Export); !ok {
-			t.Errorf("case for %q, which %s does not export", c.Export, dir)
-		}
+	for _, e := range missing {
+		t.Errorf("%s exports %s, which has no adversarial case: add one", dir, e)
 	}
-	for _, e := range exports {
-		if !covered[e] {
-			t.Errorf("%s exports %s, which has no adversarial case: add one", dir, e)
-		}
+	for _, e := range gone {
+		t.Errorf("case for %q, which %s does not export", e, dir)
 	}
 }
 
