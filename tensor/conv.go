@@ -20,18 +20,28 @@ func (o ConvOptions) window(kh, kw int) Window2d {
 // groups returns o.Groups, 0 meaning 1.
 func (o ConvOptions) groups() int { return max(o.Groups, 1) }
 
+// convArgs are the checked operands of a convolution: x as 4-D (and
+// whether it was 3-D), weight and bias in the float dtype they compute
+// in, the groups, the window of the weight's kernel, and x's batch and
+// extent.
+type convArgs struct {
+	x, w, b   *Tensor
+	unbatched bool
+	g         int
+	win       Window2d
+	n, h, wd  int
+}
+
 // convOperands checks the operands shared by Conv2d and
-// ConvTranspose2d and returns x as 4-D (and whether it was 3-D), weight
-// and bias in the float dtype they compute in, and the groups. inCh is
-// the dim of weight that holds the input channels (per group for Conv2d)
-// and outCh the output channels' (per group for ConvTranspose2d).
-func convOperands(op string, x, weight, bias *Tensor, o ConvOptions, transposed bool) (x4, w, b *Tensor, unbatched bool, g int) {
+// ConvTranspose2d (transposed): the weight is (Cout, Cin/groups, kh, kw)
+// for Conv2d and (Cin, Cout/groups, kh, kw) for ConvTranspose2d.
+func convOperands(op string, x, weight, bias *Tensor, o ConvOptions, transposed bool) convArgs {
 	argsNonNil(op, 1, x, weight)
-	g = o.groups()
+	g := o.groups()
 	if o.Groups < 0 {
 		failf(op, ErrArgument, []*Tensor{x, weight}, "groups must be positive, got %d", o.Groups)
 	}
-	x4, unbatched = batched4(op, x)
+	x4, unbatched := batched4(op, x)
 	if weight.Dim() != 4 {
 		fail(op, ErrShape, "the weight must be 4-D", x, weight, bias)
 	}
@@ -58,7 +68,10 @@ func convOperands(op string, x, weight, bias *Tensor, o ConvOptions, transposed 
 		dt = floatType(PromoteTypes(dt, bias.dtype))
 		bias = bias.Cast(dt)
 	}
-	return x4.Cast(dt), weight.Cast(dt), bias, unbatched, g
+	win := o.window(ws[2], ws[3])
+	win.check(op, x, weight)
+	return convArgs{x: x4.Cast(dt), w: weight.Cast(dt), b: bias, unbatched: unbatched, g: g, win: win,
+		n: x4.shape[0], h: x4.shape[2], wd: x4.shape[3]}
 }
 
 // withBias adds bias (C) or nil over dim 1 of y (N, C, H, W) and drops
@@ -85,12 +98,10 @@ func withBias(y, bias *Tensor, unbatched bool) *Tensor {
 // non-positive stride, dilation or groups or a negative padding, and
 // ErrDevice for operands on different devices.
 func Conv2d(x, weight, bias *Tensor, o ConvOptions) *Tensor {
-	x4, w, b, unbatched, g := convOperands("Conv2d", x, weight, bias, o, false)
-	cout, kh, kw := w.shape[0], w.shape[2], w.shape[3]
-	win := o.window(kh, kw)
-	win.check("Conv2d", x, weight)
-	n, h, wd := x4.shape[0], x4.shape[2], x4.shape[3]
-	oh, ow := win.outSize("Conv2d", h, wd, x, weight)
+	a := convOperands("Conv2d", x, weight, bias, o, false)
+	x4, w, g, win, n := a.x, a.w, a.g, a.win, a.n
+	cout := w.shape[0]
+	oh, ow := win.outSize("Conv2d", a.h, a.wd, x, weight)
 	cols := unfold("Conv2d", x4, win, 0) // (N, Cin·kh·kw, L)
 	k := cols.shape[1] / g
 	var y *Tensor
@@ -99,7 +110,7 @@ func Conv2d(x, weight, bias *Tensor, o ConvOptions) *Tensor {
 	} else {
 		y = w.Reshape(g, cout/g, k).MatMul(cols.Reshape(n, g, k, oh*ow))
 	}
-	return withBias(y.Reshape(n, cout, oh, ow), b, unbatched)
+	return withBias(y.Reshape(n, cout, oh, ow), a.b, a.unbatched)
 }
 
 // ConvTranspose2d returns the transposed convolution of x (N, Cin, H, W)
@@ -112,11 +123,9 @@ func Conv2d(x, weight, bias *Tensor, o ConvOptions) *Tensor {
 // computed in Float32. It panics as Conv2d does, and with ErrArgument
 // when an output padding is not smaller than the stride or the dilation.
 func ConvTranspose2d(x, weight, bias *Tensor, o ConvOptions) *Tensor {
-	x4, w, b, unbatched, g := convOperands("ConvTranspose2d", x, weight, bias, o, true)
+	a := convOperands("ConvTranspose2d", x, weight, bias, o, true)
+	x4, w, g, win, n, h, wd := a.x, a.w, a.g, a.win, a.n, a.h, a.wd
 	cin, kh, kw := w.shape[0], w.shape[2], w.shape[3]
-	win := o.window(kh, kw)
-	win.check("ConvTranspose2d", x, weight)
-	n, h, wd := x4.shape[0], x4.shape[2], x4.shape[3]
 	var size [2]int
 	for i, in := range [2]int{h, wd} {
 		op := o.OutputPadding[i]
@@ -136,5 +145,5 @@ func ConvTranspose2d(x, weight, bias *Tensor, o ConvOptions) *Tensor {
 	// contribution to each kernel element of each output channel.
 	wt := w.Reshape(g, cin/g, cout/g*kh*kw).Transpose(1, 2)
 	cols := wt.MatMul(x4.Reshape(n, g, cin/g, h*wd)).Reshape(n, cout*kh*kw, h*wd)
-	return withBias(fold(cols, size, win), b, unbatched)
+	return withBias(fold(cols, size, win), a.b, a.unbatched)
 }
