@@ -9,22 +9,24 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/tessera-ml/tessera/tensor"
 )
 
 // Flags are the flags every program shares.
 type Flags struct {
-	Device     string  // cpu, gpu, gpu:N or default (TESSERA_DEVICE, then auto)
-	Steps      int     // training steps (0 when --epochs sets them)
-	Epochs     int     // training epochs (0 when --steps sets them)
-	Batch      int     // examples per step
-	LR         float64 // learning rate
-	Seed       uint64  // seed of every random choice
-	EvalEvery  int     // steps between evaluations; 0 only at the end
-	Checkpoint string  // file to save at the end and on Ctrl-C
-	Resume     string  // checkpoint to continue from
-	Plot       string  // PNG file for the training curves
+	Device     string        // cpu, gpu, gpu:N or default (TESSERA_DEVICE, then auto)
+	Steps      int           // training steps (0 when --epochs sets them)
+	Epochs     int           // training epochs (0 when --steps sets them)
+	Batch      int           // examples per step
+	LR         float64       // learning rate
+	Seed       uint64        // seed of every random choice
+	EvalEvery  int           // steps between evaluations; 0 only at the end
+	Checkpoint string        // file to save at the end and on Ctrl-C
+	Resume     string        // checkpoint to continue from
+	Plot       string        // PNG file for the training curves
+	MaxTime    time.Duration // stop training after this long (0: no limit)
 }
 
 // A UsageError is a mistake in the command line: the command prints it
@@ -52,6 +54,7 @@ func parse(p *Program, args []string, help io.Writer) (Flags, Builder, error) {
 	fs.StringVar(&f.Checkpoint, "checkpoint", "", "save a checkpoint to this file at the end and on Ctrl-C")
 	fs.StringVar(&f.Resume, "resume", "", "continue from this checkpoint (same program and flags)")
 	fs.StringVar(&f.Plot, "plot", "", "draw the training and validation curves into this PNG file")
+	fs.DurationVar(&f.MaxTime, "max-time", 0, "stop training after this long, such as 10m (0: no limit); the end is as after the last step")
 	build := p.Setup(fs)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
@@ -97,6 +100,8 @@ func (f Flags) check(set map[string]bool) error {
 		return usagef("-batch must be at least 1, got %d", f.Batch)
 	case !(f.LR > 0) || math.IsInf(f.LR, 1):
 		return usagef("-lr must be a positive finite number, got %v", f.LR)
+	case f.MaxTime < 0:
+		return usagef("-max-time must not be negative, got %v", f.MaxTime)
 	case f.EvalEvery < 0:
 		return usagef("-eval-every must be 0 or more, got %d", f.EvalEvery)
 	case f.Plot != "" && !strings.EqualFold(filepath.Ext(f.Plot), ".png"):

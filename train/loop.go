@@ -161,9 +161,17 @@ func (l *loop) run(ctx context.Context, start, total int, after func(int, float6
 	bar.Set(start)
 	var busy time.Duration
 	l.res.Steps = start
+	began := time.Now()
 	for step := start; step < total; step++ {
 		if ctx.Err() != nil {
 			l.res.Interrupted = true
+			break
+		}
+		if l.f.MaxTime > 0 && time.Since(began) >= l.f.MaxTime {
+			if step > start {
+				l.evaluate(step - 1)
+			}
+			fmt.Fprintf(l.out, "\n-max-time %v reached after %d steps\n", l.f.MaxTime, step-start)
 			break
 		}
 		t0 := time.Now()

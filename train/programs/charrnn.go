@@ -34,7 +34,7 @@ func init() {
 }
 
 type charConfig struct {
-	path                               string
+	path                                string
 	hidden, seq, sampleEvery, sampleLen int
 }
 
