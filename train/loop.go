@@ -101,7 +101,7 @@ func Main(p *Program, args []string, o Options) (*Result, error) {
 		defer stop()
 	}
 	res := &Result{Device: dev, First: start}
-	l := &loop{p: p, f: f, task: task, hist: hist, out: out, res: res}
+	l := &loop{p: p, f: f, task: task, hist: hist, out: out, res: res, lastEval: -1}
 	if err := l.run(ctx, start, total, o.AfterStep); err != nil {
 		return res, err
 	}
@@ -150,6 +150,8 @@ type loop struct {
 	hist *History
 	out  io.Writer
 	res  *Result
+
+	lastEval int // the step of the last evaluation
 }
 
 // run runs steps start … total-1, evaluating every EvalEvery steps and
@@ -168,7 +170,7 @@ func (l *loop) run(ctx context.Context, start, total int, after func(int, float6
 			break
 		}
 		if l.f.MaxTime > 0 && time.Since(began) >= l.f.MaxTime {
-			if step > start {
+			if step > start && l.lastEval != step-1 {
 				l.evaluate(step - 1)
 			}
 			fmt.Fprintf(l.out, "\n-max-time %v reached after %d steps\n", l.f.MaxTime, step-start)
@@ -205,6 +207,7 @@ func (l *loop) run(ctx context.Context, start, total int, after func(int, float6
 
 // evaluate runs the task's evaluation after step and records it.
 func (l *loop) evaluate(step int) {
+	l.lastEval = step
 	l.res.Metrics = l.task.Evaluate()
 	l.hist.addEval(step, l.res.Metrics)
 }

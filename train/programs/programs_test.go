@@ -11,6 +11,7 @@ import (
 
 	"github.com/tessera-ml/tessera/checkpoint"
 	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/internal/mnist"
 	"github.com/tessera-ml/tessera/tensor"
 	"github.com/tessera-ml/tessera/train"
 )
@@ -21,7 +22,7 @@ func small(t *testing.T, name string) []string {
 	dir := t.TempDir()
 	switch name {
 	case "mnist-mlp":
-		return []string{"-hidden", "9", "-layers", "1", "-batch", "16", "-steps", "4"}
+		return []string{"-data", tinyMNIST(t), "-hidden", "9", "-layers", "1", "-batch", "16", "-steps", "4"}
 	case "charrnn":
 		_, file, _, _ := runtime.Caller(0)
 		text := filepath.Join(filepath.Dir(file), "..", "..", "examples", "minchar", "input.txt")
@@ -35,6 +36,28 @@ func small(t *testing.T, name string) []string {
 	}
 	t.Fatalf("no small arguments for program %q", name)
 	return nil
+}
+
+// tinyMNIST writes 200 training and 50 test images in MNIST's format (a
+// stripe whose height is the label) and returns their folder.
+func tinyMNIST(t *testing.T) string {
+	set := func(n int) *mnist.Set {
+		s := &mnist.Set{Pixels: make([]float32, n*mnist.ImageSize), Labels: make([]int32, n)}
+		for i := range s.Labels {
+			s.Labels[i] = int32(i % mnist.Classes)
+			for j := range mnist.ImageSize {
+				if j/mnist.Cols/3 == int(s.Labels[i]) {
+					s.Pixels[i*mnist.ImageSize+j] = float32((i+j)%128+128) / 255
+				}
+			}
+		}
+		return s
+	}
+	dir := t.TempDir()
+	if err := mnist.WriteDir(dir, set(200), set(50)); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // runProgram runs p with args on dev and fails the test on an error.
