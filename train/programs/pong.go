@@ -23,14 +23,15 @@ func init() {
 			fs.IntVar(&c.hidden, "hidden", 200, "hidden units")
 			fs.Float64Var(&c.gamma, "gamma", 0.99, "discount factor of rewards, in [0, 1]")
 			fs.Float64Var(&c.decay, "decay", 0.99, "RMSProp decay of the squared gradients, in [0, 1)")
-			fs.IntVar(&c.maxFrames, "max-frames", 0, "end an episode after this many frames (0: at 21 points)")
+			fs.IntVar(&c.maxFrames, "max-frames", 0, "end an episode after this many decisions (0: at 21 points)")
+			fs.IntVar(&c.skip, "frame-skip", 1, "frames each action is repeated for, as Gym's Pong does (the observation is the difference across them)")
 			return func(r *train.Run) (train.Task, error) { return newPongAgent(r, c) }
 		},
 	})
 }
 
 type pongConfig struct {
-	hidden, maxFrames int
+	hidden, maxFrames, skip int
 	gamma, decay      float64
 }
 
@@ -59,8 +60,8 @@ type pongRunning struct {
 }
 
 func newPongAgent(r *train.Run, c pongConfig) (*pongAgent, error) {
-	if c.hidden < 1 || c.maxFrames < 0 || !(c.gamma >= 0 && c.gamma <= 1) || !(c.decay >= 0 && c.decay < 1) {
-		return nil, train.UsageError("-hidden must be at least 1, -max-frames not negative, -gamma in [0, 1] and -decay in [0, 1)")
+	if c.hidden < 1 || c.maxFrames < 0 || c.skip < 1 || !(c.gamma >= 0 && c.gamma <= 1) || !(c.decay >= 0 && c.decay < 1) {
+		return nil, train.UsageError("-hidden and -frame-skip must be at least 1, -max-frames not negative, -gamma in [0, 1] and -decay in [0, 1)")
 	}
 	g := tensor.NewGenerator(r.Seed)
 	opts := []tensor.Option{tensor.On(r.Device), tensor.WithGenerator(g)}
@@ -152,6 +153,15 @@ func (a *pongAgent) play(n int) []*episode {
 				action, y = pong.Up, 1
 			}
 			obs, reward, done := e.env.Step(action)
+			for k := 1; k < a.c.skip && !done; k++ {
+				// The differences of consecutive frames add up to the
+				// difference across the skipped ones.
+				more, r, d := e.env.Step(action)
+				for i, v := range more {
+					obs[i] += v
+				}
+				reward, done = reward+r, d
+			}
 			e.obs = obs
 			e.ys = append(e.ys, y)
 			e.rewards = append(e.rewards, float64(reward))
