@@ -8,7 +8,8 @@ import (
 	"github.com/tessera-ml/tessera/tensor"
 )
 
-// RNNCell is torch.nn.RNNCell with the tanh non-linearity:
+// RNNCell is torch.nn.RNNCell with the tanh non-linearity, or relu
+// when ReLU is true (nonlinearity='relu'):
 //
 //	h' = tanh(x·W_ihᵀ + b_ih + h·W_hhᵀ + b_hh)
 //
@@ -16,6 +17,7 @@ import (
 // (hidden); nil biases are left out.
 type RNNCell struct {
 	WeightIH, WeightHH, BiasIH, BiasHH *tensor.Tensor
+	ReLU                               bool
 }
 
 // NewRNNCell returns an RNNCell with every weight and bias drawn from
@@ -39,7 +41,11 @@ func NewRNNCell(input, hidden int, opts ...tensor.Option) *RNNCell {
 func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 	need("RNNCell", "x", x)
 	h = zeroState("RNNCell", x, h, c.WeightHH.Size(1))
-	return Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH)).Tanh()
+	pre := Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH))
+	if c.ReLU {
+		return pre.ReLU()
+	}
+	return pre.Tanh()
 }
 
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
@@ -146,16 +152,8 @@ type LSTM struct {
 // hidden → hidden), initialised as NewLSTMCell. It panics with
 // ErrArgument when layers < 1 or a size is negative.
 func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
-	if layers < 1 {
-		fail("NewLSTM", tensor.ErrArgument, fmt.Sprintf("need at least one layer, got %d", layers))
-	}
-	checkSizes("NewLSTM", input, hidden)
 	m := &LSTM{}
-	for l := 0; l < layers; l++ {
-		in := input
-		if l > 0 {
-			in = hidden
-		}
+	for _, in := range layerInputs("NewLSTM", input, hidden, layers) {
 		m.Cells = append(m.Cells, NewLSTMCell(in, hidden, opts...))
 	}
 	return m
@@ -168,23 +166,10 @@ func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
 // output, (h_n, c_n). It panics with ErrShape when x is not 3-D or a
 // state has the wrong shape.
 func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
-	need("LSTM", "x", x)
-	if x.Dim() != 3 {
-		fail("LSTM", tensor.ErrShape, "the input must be (seq, batch, input)", x)
-	}
-	steps := make([]*tensor.Tensor, x.Size(0))
-	for t := range steps {
-		steps[t] = x.Select(0, t)
-	}
+	steps := timeSteps("LSTM", x)
 	var hs, cs []*tensor.Tensor
 	for l, cell := range m.Cells {
-		var h, c *tensor.Tensor
-		if h0 != nil {
-			h = h0.Select(0, l)
-		}
-		if c0 != nil {
-			c = c0.Select(0, l)
-		}
+		h, c := layerState(h0, l), layerState(c0, l)
 		for t, xt := range steps {
 			h, c = cell.Forward(xt, h, c)
 			steps[t] = h
@@ -199,14 +184,9 @@ func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
 // "bias_hh_l0", "weight_ih_l1", …. It panics with ErrArgument for a nil
 // cell.
 func (m *LSTM) Slots() []Slot {
-	var out []Slot
-	for k, c := range m.Cells {
-		if c == nil {
-			fail("LSTM", tensor.ErrArgument, fmt.Sprintf("cell %d is nil", k))
-		}
-		out = append(out, cellSlots(fmt.Sprintf("_l%d", k), &c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH)...)
-	}
-	return out
+	return stackSlots("LSTM", m.Cells, func(c *LSTMCell) []**tensor.Tensor {
+		return []**tensor.Tensor{&c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH}
+	})
 }
 
 // Children returns nil: the cells' tensors are the LSTM's own slots, as
