@@ -1,0 +1,81 @@
+package nn_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/internal/torchref"
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// TestTorchLayersGPU runs every case of layers.json on the GPU in
+// float32, forward, running statistics and backward, and compares it
+// with the same case on the CPU in float32 (closely) and with PyTorch's
+// float64 results (to float32 precision).
+func TestTorchLayersGPU(t *testing.T) {
+	gpu, ok := devtest.GPU(t)
+	if !ok {
+		t.Skip("no GPU")
+	}
+	var worstCPU, worstTorch float64
+	for _, c := range torchref.MustLoad(t, "layers") {
+		t.Run(c.Name, func(t *testing.T) {
+			g := runLayerCase(t, c, gpu, tensor.Float32)
+			cpu := runLayerCase(t, c, tensor.CPU, tensor.Float32)
+			for i, o := range g.outs {
+				what := fmt.Sprintf("output[%d]", i)
+				worstCPU = max(worstCPU, closeTo(t, what+" vs cpu", o, cpu.outs[i].Float64s(), 1e-5, 1e-4))
+				worstTorch = max(worstTorch, closeTo(t, what+" vs torch", o, c.Outputs[i].Data, 1e-4, 1e-3))
+			}
+			for i, want := range c.Grads {
+				if want == nil {
+					continue
+				}
+				what := fmt.Sprintf("grad[%d]", i)
+				if g.grads[i] == nil || cpu.grads[i] == nil {
+					t.Fatalf("%s: missing gradient", what)
+				}
+				worstCPU = max(worstCPU, closeTo(t, what+" vs cpu", g.grads[i], cpu.grads[i].Float64s(), 1e-5, 1e-4))
+				worstTorch = max(worstTorch, closeTo(t, what+" vs torch", g.grads[i], want.Data, 1e-4, 1e-3))
+			}
+		})
+	}
+	t.Logf("worst |gpu−cpu| %.3f and |gpu−torch| %.3f of the tolerance", worstCPU, worstTorch)
+}
+
+// closeTo checks got against want elementwise with tolerance
+// abs + rel·(|want| + the largest |want|/10), NaNs matching, and returns
+// the largest difference as a fraction of the tolerance.
+func closeTo(t *testing.T, what string, got *tensor.Tensor, want []float64, abs, rel float64) float64 {
+	t.Helper()
+	g := got.Float64s()
+	if len(g) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(g), len(want))
+	}
+	scale := 0.0
+	for _, w := range want {
+		if !math.IsNaN(w) && !math.IsInf(w, 0) {
+			scale = max(scale, math.Abs(w))
+		}
+	}
+	worst := 0.0
+	for i, w := range want {
+		if math.IsNaN(w) || math.IsNaN(g[i]) || math.IsInf(w, 0) {
+			if !(math.IsNaN(w) && math.IsNaN(g[i])) && g[i] != w {
+				t.Errorf("%s[%d] = %v, want %v", what, i, g[i], w)
+			}
+			continue
+		}
+		tl := abs + rel*(math.Abs(w)+scale/10)
+		d := math.Abs(g[i] - w)
+		worst = max(worst, d/tl)
+		if d > tl {
+			t.Errorf("%s[%d] = %.9g, want %.9g (diff %.3g, tolerance %.3g)", what, i, g[i], w, d, tl)
+			return worst
+		}
+	}
+	return worst
+}
+
