@@ -78,4 +78,3 @@ func closeTo(t *testing.T, what string, got *tensor.Tensor, want []float64, abs,
 	}
 	return worst
 }
-
