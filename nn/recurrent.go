@@ -22,14 +22,9 @@ type GRUCell struct {
 // U(-1/√hidden, 1/√hidden), as PyTorch initialises it. opts are those of
 // NewLinear. It panics with ErrArgument for a negative size.
 func NewGRUCell(input, hidden int, opts ...tensor.Option) *GRUCell {
-	checkSizes("NewGRUCell", input, hidden)
-	b := recurrentBound(hidden)
-	return &GRUCell{
-		WeightIH: uniformParam([]int{3 * hidden, input}, b, opts),
-		WeightHH: uniformParam([]int{3 * hidden, hidden}, b, opts),
-		BiasIH:   uniformParam([]int{3 * hidden}, b, opts),
-		BiasHH:   uniformParam([]int{3 * hidden}, b, opts),
-	}
+	c := &GRUCell{}
+	c.WeightIH, c.WeightHH, c.BiasIH, c.BiasHH = cellParams("NewGRUCell", 3, input, hidden, opts)
+	return c
 }
 
 // Forward returns the next hidden state for input x, (batch, input) or

@@ -25,14 +25,9 @@ type RNNCell struct {
 // (0 for no hidden units). opts are those of NewLinear. It panics with
 // ErrArgument for a negative size.
 func NewRNNCell(input, hidden int, opts ...tensor.Option) *RNNCell {
-	checkSizes("NewRNNCell", input, hidden)
-	b := recurrentBound(hidden)
-	return &RNNCell{
-		WeightIH: uniformParam([]int{hidden, input}, b, opts),
-		WeightHH: uniformParam([]int{hidden, hidden}, b, opts),
-		BiasIH:   uniformParam([]int{hidden}, b, opts),
-		BiasHH:   uniformParam([]int{hidden}, b, opts),
-	}
+	c := &RNNCell{}
+	c.WeightIH, c.WeightHH, c.BiasIH, c.BiasHH = cellParams("NewRNNCell", 1, input, hidden, opts)
+	return c
 }
 
 // Forward returns the next hidden state for input x, (batch, input) or
@@ -81,14 +76,9 @@ type LSTMCell struct {
 // U(-1/√hidden, 1/√hidden), as PyTorch does. opts are those of NewLinear.
 // It panics with ErrArgument for a negative size.
 func NewLSTMCell(input, hidden int, opts ...tensor.Option) *LSTMCell {
-	checkSizes("NewLSTMCell", input, hidden)
-	b := recurrentBound(hidden)
-	return &LSTMCell{
-		WeightIH: uniformParam([]int{4 * hidden, input}, b, opts),
-		WeightHH: uniformParam([]int{4 * hidden, hidden}, b, opts),
-		BiasIH:   uniformParam([]int{4 * hidden}, b, opts),
-		BiasHH:   uniformParam([]int{4 * hidden}, b, opts),
-	}
+	c := &LSTMCell{}
+	c.WeightIH, c.WeightHH, c.BiasIH, c.BiasHH = cellParams("NewLSTMCell", 4, input, hidden, opts)
+	return c
 }
 
 // Forward returns the next hidden and cell states for input x,
@@ -115,13 +105,20 @@ func (l *LSTMCell) Slots() []Slot {
 // Children returns nil.
 func (l *LSTMCell) Children() []Child { return nil }
 
-// recurrentBound is PyTorch's init bound of recurrent layers: 1/√hidden,
-// or 0 for no hidden units.
-func recurrentBound(hidden int) float64 {
-	if hidden == 0 {
-		return 0
+// cellParams returns a recurrent cell's weights (gates·hidden, input)
+// and (gates·hidden, hidden) and biases (gates·hidden), drawn from
+// U(-1/√hidden, 1/√hidden) as PyTorch initialises recurrent layers (a
+// bound of 0 for no hidden units). It panics with ErrArgument for a
+// negative size.
+func cellParams(op string, gates, input, hidden int, opts []tensor.Option) (wih, whh, bih, bhh *tensor.Tensor) {
+	checkSizes(op, input, hidden)
+	b := 0.0
+	if hidden > 0 {
+		b = 1 / math.Sqrt(float64(hidden))
 	}
-	return 1 / math.Sqrt(float64(hidden))
+	n := gates * hidden
+	return uniformParam([]int{n, input}, b, opts), uniformParam([]int{n, hidden}, b, opts),
+		uniformParam([]int{n}, b, opts), uniformParam([]int{n}, b, opts)
 }
 
 // zeroState returns s, or zeros of x's batch shape with size hidden when
