@@ -185,6 +185,20 @@ func runLayerCase(t *testing.T, c torchref.Case, dev tensor.Device, dt tensor.DT
 	if got := slices.Sorted(maps.Keys(sd)); !slices.Equal(got, slices.Sorted(slices.Values(state))) {
 		t.Fatalf("state-dict names %q, PyTorch's %q", got, state)
 	}
+	var params, buffers []string // PyTorch's orders, which optimizers' state follows
+	for i, name := range state {
+		if c.Inputs[len(args)+i].RequiresGrad {
+			params = append(params, name)
+		} else {
+			buffers = append(buffers, name)
+		}
+	}
+	if got := names(nn.NamedParameters(run.m)); !slices.Equal(got, params) {
+		t.Errorf("parameters in the order %q, PyTorch's %q", got, params)
+	}
+	if got := names(nn.NamedBuffers(run.m)); !slices.Equal(got, buffers) {
+		t.Errorf("buffers in the order %q, PyTorch's %q", got, buffers)
+	}
 	for i, name := range state {
 		src := refInput(t, c.Inputs[len(args)+i], dt)
 		dst := sd[name]
