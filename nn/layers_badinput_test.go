@@ -3,6 +3,7 @@ package nn_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,8 +46,14 @@ func TestLayerBadInput(t *testing.T) {
 		{"GRUCell state", tensor.ErrShape, "state", func() { nn.NewGRUCell(3, 2).Forward(tensor.Ones([]int{4, 3}), tensor.Ones([]int{4, 3})) }},
 		{"NewGRU(3, 2, 0)", tensor.ErrArgument, "at least one layer", func() { nn.NewGRU(3, 2, 0) }},
 		{"NewRNN(3, -2, 1)", tensor.ErrArgument, "negative", func() { nn.NewRNN(3, -2, 1, false) }},
-		{"GRU 2-D input", tensor.ErrShape, "(seq, batch, input)", func() { nn.NewGRU(3, 2, 1).Forward(tensor.Ones([]int{4, 3}), nil) }},
-		{"RNN h0 layers", tensor.ErrShape, "h0", func() {
+		{"GRU 4-D input", tensor.ErrShape, "(seq, batch, input)", func() { nn.NewGRU(3, 2, 1).Forward(tensor.Ones([]int{4, 1, 1, 3}), nil) }},
+		{"GRU unbatched with a batched state", tensor.ErrShape, "(layers, hidden)", func() {
+			nn.NewGRU(3, 2, 1).Forward(tensor.Ones([]int{4, 3}), tensor.Zeros([]int{1, 1, 2}))
+		}},
+		{"LSTM c0 batch", tensor.ErrShape, "states", func() {
+			nn.NewLSTM(3, 2, 1).Forward(tensor.Ones([]int{4, 2, 3}), nil, tensor.Zeros([]int{1, 3, 2}))
+		}},
+		{"RNN h0 layers", tensor.ErrShape, "states must be (2 layers", func() {
 			nn.NewRNN(3, 2, 2, false).Forward(tensor.Ones([]int{4, 1, 3}), tensor.Zeros([]int{1, 1, 2}))
 		}},
 		{"RNN nil cell", tensor.ErrArgument, "cell 1 is nil", func() { (&nn.RNN{Cells: []*nn.RNNCell{nn.NewRNNCell(3, 2), nil}}).Forward(x3, nil) }},
@@ -134,5 +141,26 @@ func TestBatchNormModes(t *testing.T) {
 	}
 	if names := len(nn.StateDict(free)); names != 2 {
 		t.Errorf("without running statistics the state dict has %d tensors, want 2", names)
+	}
+}
+
+// TestStackDropout: dropout between stacked layers acts in training
+// only, and never on the last layer's output.
+func TestStackDropout(t *testing.T) {
+	x := tensor.Randn([]int{5, 3, 4}, tensor.WithGenerator(tensor.NewGenerator(1)))
+	m := nn.NewGRU(4, 6, 2)
+	nn.Eval(m)
+	plain, _ := m.Forward(x, nil)
+	m.Dropout = 1 // the second layer reads zeros
+	nn.Eval(m)
+	if out, _ := m.Forward(x, nil); !slices.Equal(out.Float32s(), plain.Float32s()) {
+		t.Error("dropout acted in evaluation")
+	}
+	nn.Train(m)
+	dropped, _ := m.Forward(x, nil)
+	m.Cells = m.Cells[1:] // the second layer alone, fed zeros
+	want, _ := m.Forward(tensor.Zeros([]int{5, 3, 6}), nil)
+	if !slices.Equal(dropped.Float32s(), want.Float32s()) {
+		t.Error("with dropout 1 the second layer must read zeros")
 	}
 }

@@ -57,6 +57,10 @@ func batchNorm(c torchref.Case, b *nn.BatchNormLayer) layerRun {
 	return layer(b)
 }
 
+func stackOptions(c torchref.Case, o *nn.StackOptions) {
+	o.BatchFirst, o.Dropout = boolOr(c, "batch_first", false), attrOr(c, "dropout", 0)
+}
+
 func masks(c torchref.Case, in map[string]*tensor.Tensor) nn.AttentionMasks {
 	return nn.AttentionMasks{AttnMask: in["attn_mask"], KeyPadding: in["key_padding_mask"],
 		Causal: boolOr(c, "causal", false), PerHeadWeights: !boolOr(c, "average_attn_weights", true)}
@@ -100,6 +104,7 @@ var layerBuilders = map[string]func(c torchref.Case, opts ...tensor.Option) laye
 	"rnn": func(c torchref.Case, o ...tensor.Option) layerRun {
 		relu := c.Has("nonlinearity") && c.String("nonlinearity") == "relu"
 		m := nn.NewRNN(c.Int("input_size"), c.Int("hidden_size"), c.Int("num_layers"), relu, o...)
+		stackOptions(c, &m.StackOptions)
 		return layerRun{m, func(in map[string]*tensor.Tensor) []*tensor.Tensor {
 			out, hn := m.Forward(in["x"], in["h"])
 			return []*tensor.Tensor{out, hn}
@@ -107,9 +112,18 @@ var layerBuilders = map[string]func(c torchref.Case, opts ...tensor.Option) laye
 	},
 	"gru": func(c torchref.Case, o ...tensor.Option) layerRun {
 		m := nn.NewGRU(c.Int("input_size"), c.Int("hidden_size"), c.Int("num_layers"), o...)
+		stackOptions(c, &m.StackOptions)
 		return layerRun{m, func(in map[string]*tensor.Tensor) []*tensor.Tensor {
 			out, hn := m.Forward(in["x"], in["h"])
 			return []*tensor.Tensor{out, hn}
+		}}
+	},
+	"lstm": func(c torchref.Case, o ...tensor.Option) layerRun {
+		m := nn.NewLSTM(c.Int("input_size"), c.Int("hidden_size"), c.Int("num_layers"), o...)
+		stackOptions(c, &m.StackOptions)
+		return layerRun{m, func(in map[string]*tensor.Tensor) []*tensor.Tensor {
+			out, hn, cn := m.Forward(in["x"], in["h"], in["c"])
+			return []*tensor.Tensor{out, hn, cn}
 		}}
 	},
 	"mha": func(c torchref.Case, o ...tensor.Option) layerRun {

@@ -50,23 +50,41 @@ func (c *GRUCell) Slots() []Slot {
 // Children returns nil.
 func (c *GRUCell) Children() []Child { return nil }
 
-// RNN is torch.nn.RNN without dropout or bidirectionality: a stack of
-// RNNCells (tanh, or relu for NewRNN's relu), layer l+1 reading the
-// hidden states of layer l, over inputs laid out (seq, batch, input).
-// Its state dict holds the cells' tensors under PyTorch's names
-// ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0",
-// "weight_ih_l1", …).
+// StackOptions are the options torch.nn.RNN, LSTM and GRU share beyond
+// their sizes. The zero value is PyTorch's default but for Training,
+// which the constructors set.
+type StackOptions struct {
+	// BatchFirst lays inputs and outputs out (batch, seq, feature); the
+	// states stay (layers, batch, hidden), as in PyTorch.
+	BatchFirst bool
+	// Dropout is the probability of dropout on the outputs of every
+	// layer but the last, in training.
+	Dropout  float64
+	Training bool              // set by Train and Eval
+	Gen      *tensor.Generator // the dropout's generator; nil: the default one
+}
+
+// SetTraining switches the dropout between layers on (training) or off.
+func (o *StackOptions) SetTraining(on bool) { o.Training = on }
+
+// RNN is torch.nn.RNN without bidirectionality: a stack of RNNCells
+// (tanh, or relu for NewRNN's relu), layer l+1 reading the hidden states
+// of layer l, over inputs (seq, batch, input), (batch, seq, input) with
+// BatchFirst, or unbatched (seq, input). Its state dict holds the cells'
+// tensors under PyTorch's names ("weight_ih_l0", "weight_hh_l0",
+// "bias_ih_l0", "bias_hh_l0", "weight_ih_l1", …).
 type RNN struct {
 	Cells []*RNNCell
+	StackOptions
 }
 
 // NewRNN returns an RNN of layers stacked cells (input → hidden, then
 // hidden → hidden), tanh or, when relu is true, relu
 // (nonlinearity='relu'), initialised as NewRNNCell: every tensor from
-// U(-1/√hidden, 1/√hidden). It panics with ErrArgument when layers < 1
+// U(-1/√hidden, 1/√hidden); in training mode, without dropout. It panics with ErrArgument when layers < 1
 // or a size is negative.
 func NewRNN(input, hidden, layers int, relu bool, opts ...tensor.Option) *RNN {
-	m := &RNN{}
+	m := &RNN{StackOptions: StackOptions{Training: true}}
 	for _, in := range layerInputs("NewRNN", input, hidden, layers) {
 		c := NewRNNCell(in, hidden, opts...)
 		c.ReLU = relu
@@ -75,14 +93,16 @@ func NewRNN(input, hidden, layers int, relu bool, opts ...tensor.Option) *RNN {
 	return m
 }
 
-// Forward runs the RNN over x (seq, batch, input) from the initial
-// state h0 (layers, batch, hidden), nil meaning zeros, and returns the
-// last layer's hidden state at every step, out (seq, batch, hidden), and
-// the final states hn (layers, batch, hidden), as torch.nn.RNN returns
-// output, h_n. It panics with ErrShape when x is not 3-D or h0 has the
-// wrong shape.
+// Forward runs the RNN over x from the initial state h0 (layers, batch,
+// hidden), or (layers, hidden) for an unbatched x, nil meaning zeros,
+// and returns the last layer's hidden state at every step, out
+// (seq, batch, hidden) (batch first with BatchFirst; (seq, hidden)
+// unbatched), and the final states hn of h0's shape, as torch.nn.RNN
+// returns output, h_n. It panics with ErrShape when x is neither 2-D
+// nor 3-D or h0 has the wrong shape.
 func (m *RNN) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
-	return runStack("RNN", m.Cells, (*RNNCell).Forward, x, h0)
+	out, s := runStack("RNN", m.Cells, m.StackOptions, oneState((*RNNCell).Forward), x, h0)
+	return out, s[0]
 }
 
 // Slots returns the cells' weights and biases layer by layer under
@@ -97,29 +117,30 @@ func (m *RNN) Slots() []Slot {
 // in PyTorch.
 func (m *RNN) Children() []Child { return nil }
 
-// GRU is torch.nn.GRU without dropout or bidirectionality: a stack of
-// GRUCells over inputs laid out (seq, batch, input), named as RNN's.
+// GRU is torch.nn.GRU without bidirectionality: a stack of GRUCells
+// over inputs laid out as RNN's, with StackOptions and names as RNN's.
 type GRU struct {
 	Cells []*GRUCell
+	StackOptions
 }
 
 // NewGRU returns a GRU of layers stacked cells (input → hidden, then
 // hidden → hidden), initialised as NewGRUCell. It panics with
 // ErrArgument when layers < 1 or a size is negative.
 func NewGRU(input, hidden, layers int, opts ...tensor.Option) *GRU {
-	m := &GRU{}
+	m := &GRU{StackOptions: StackOptions{Training: true}}
 	for _, in := range layerInputs("NewGRU", input, hidden, layers) {
 		m.Cells = append(m.Cells, NewGRUCell(in, hidden, opts...))
 	}
 	return m
 }
 
-// Forward runs the GRU over x (seq, batch, input) from the initial
-// state h0 (layers, batch, hidden), nil meaning zeros, and returns out
-// (seq, batch, hidden) and hn (layers, batch, hidden), as torch.nn.GRU.
-// It panics as RNN.Forward.
+// Forward runs the GRU over x from the initial state h0 and returns out
+// and hn, with the shapes of RNN.Forward, as torch.nn.GRU. It panics as
+// RNN.Forward.
 func (m *GRU) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
-	return runStack("GRU", m.Cells, (*GRUCell).Forward, x, h0)
+	out, s := runStack("GRU", m.Cells, m.StackOptions, oneState((*GRUCell).Forward), x, h0)
+	return out, s[0]
 }
 
 // Slots returns the cells' weights and biases layer by layer under
@@ -149,37 +170,25 @@ func layerInputs(op string, input, hidden, layers int) []int {
 	return ins
 }
 
-// timeSteps returns the steps x[t] of a sequence x (seq, batch, input).
-// It panics with ErrShape when x is not 3-D.
-func timeSteps(op string, x *tensor.Tensor) []*tensor.Tensor {
+// oneState adapts a single-state cell's Forward to runStack's step.
+func oneState[C any](f func(c *C, x, h *tensor.Tensor) *tensor.Tensor) func(*C, *tensor.Tensor, []*tensor.Tensor) []*tensor.Tensor {
+	return func(c *C, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
+		return []*tensor.Tensor{f(c, x, s[0])}
+	}
+}
+
+// runStack runs a stack of cells over x, (seq, batch, input),
+// (batch, seq, input) with o.BatchFirst, or unbatched (seq, input), from
+// initial states s0 (each (layers, batch, hidden), (layers, hidden)
+// unbatched, or nil for zeros). step maps a cell, an input (batch, ·)
+// and its states to the next states, the hidden state first. It returns
+// the last layer's hidden states, laid out as x, and each final state
+// (of s0's layout), with dropout between layers in training. It panics
+// with ErrArgument for an empty stack or a nil cell and with ErrShape
+// for a mis-shaped x or state.
+func runStack[C any](op string, cells []*C, o StackOptions, step func(c *C, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor,
+	x *tensor.Tensor, s0 ...*tensor.Tensor) (out *tensor.Tensor, sn []*tensor.Tensor) {
 	need(op, "x", x)
-	if x.Dim() != 3 {
-		fail(op, tensor.ErrShape, "the input must be (seq, batch, input)", x)
-	}
-	steps := make([]*tensor.Tensor, x.Size(0))
-	for t := range steps {
-		steps[t] = x.Select(0, t)
-	}
-	return steps
-}
-
-// layerState returns layer l's initial state from s (layers, batch,
-// hidden), or nil (zeros) when s is nil.
-func layerState(s *tensor.Tensor, l int) *tensor.Tensor {
-	if s == nil {
-		return nil
-	}
-	return s.Select(0, l)
-}
-
-// runStack runs a stack of single-state cells over x (seq, batch,
-// input) from h0 (layers, batch, hidden) or zeros, and returns every
-// step's output of the last layer (seq, batch, hidden) and the final
-// state of each layer (layers, batch, hidden). It panics with
-// ErrArgument for an empty stack or a nil cell and with ErrShape for a
-// mis-shaped x or h0.
-func runStack[C any](op string, cells []*C, step func(c *C, x, h *tensor.Tensor) *tensor.Tensor, x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
-	steps := timeSteps(op, x)
 	if len(cells) == 0 {
 		fail(op, tensor.ErrArgument, "the stack has no layer", x)
 	}
@@ -188,19 +197,65 @@ func runStack[C any](op string, cells []*C, step func(c *C, x, h *tensor.Tensor)
 			fail(op, tensor.ErrArgument, fmt.Sprintf("cell %d is nil", k))
 		}
 	}
-	if h0 != nil && (h0.Dim() != 3 || h0.Size(0) != len(cells) || h0.Size(1) != x.Size(1)) {
-		fail(op, tensor.ErrShape, fmt.Sprintf("h0 must be (%d layers, %d batch, hidden)", len(cells), x.Size(1)), x, h0)
+	unbatched := x.Dim() == 2
+	switch {
+	case unbatched:
+		x = x.Unsqueeze(1)
+	case x.Dim() != 3:
+		fail(op, tensor.ErrShape, "the input must be (seq, batch, input), (batch, seq, input) with batch first, or (seq, input)", x)
+	case o.BatchFirst:
+		x = x.Transpose(0, 1)
 	}
-	hs := make([]*tensor.Tensor, len(cells))
-	for l, c := range cells {
-		h := layerState(h0, l)
-		for t, xt := range steps {
-			h = step(c, xt, h)
-			steps[t] = h
+	states := make([]*tensor.Tensor, len(s0))
+	for i, s := range s0 {
+		if s != nil && unbatched {
+			if s.Dim() != 2 {
+				fail(op, tensor.ErrShape, "an unbatched input needs states (layers, hidden)", x, s)
+			}
+			s = s.Unsqueeze(1)
 		}
-		hs[l] = h
+		if s != nil && (s.Dim() != 3 || s.Size(0) != len(cells) || s.Size(1) != x.Size(1)) {
+			fail(op, tensor.ErrShape, fmt.Sprintf("the states must be (%d layers, %d batch, hidden)", len(cells), x.Size(1)), x, s)
+		}
+		states[i] = s
 	}
-	return tensor.Stack(steps, 0), tensor.Stack(hs, 0)
+	steps := make([]*tensor.Tensor, x.Size(0))
+	for t := range steps {
+		steps[t] = x.Select(0, t)
+	}
+	finals := make([][]*tensor.Tensor, len(s0))
+	for l, c := range cells {
+		s := make([]*tensor.Tensor, len(states))
+		for i, st := range states {
+			if st != nil {
+				s[i] = st.Select(0, l)
+			}
+		}
+		for t, xt := range steps {
+			s = step(c, xt, s)
+			steps[t] = s[0]
+			if l < len(cells)-1 {
+				steps[t] = Dropout(s[0], o.Dropout, o.Training, o.Gen)
+			}
+		}
+		for i := range finals {
+			finals[i] = append(finals[i], s[i])
+		}
+	}
+	out = tensor.Stack(steps, 0)
+	for _, f := range finals {
+		sn = append(sn, tensor.Stack(f, 0))
+	}
+	switch {
+	case unbatched:
+		out = out.Squeeze(1)
+		for i := range sn {
+			sn[i] = sn[i].Squeeze(1)
+		}
+	case o.BatchFirst:
+		out = out.Transpose(0, 1)
+	}
+	return out, sn
 }
 
 // stackSlots returns the slots of a stack's cells layer by layer, each

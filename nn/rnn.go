@@ -137,43 +137,41 @@ func zeroState(op string, x, s *tensor.Tensor, hidden int) *tensor.Tensor {
 	return s
 }
 
-// LSTM is torch.nn.LSTM without dropout, bidirectionality or
-// projections: a stack of LSTMCells, layer l+1 reading the hidden states
-// of layer l. Inputs are laid out (seq, batch, input). Its state dict
+// LSTM is torch.nn.LSTM without bidirectionality or projections: a
+// stack of LSTMCells, layer l+1 reading the hidden states of layer l,
+// over inputs (seq, batch, input), (batch, seq, input) with BatchFirst,
+// or unbatched (seq, input); StackOptions as for RNN. Its state dict
 // holds the cells' tensors under PyTorch's names ("weight_ih_l0", …).
 type LSTM struct {
 	Cells []*LSTMCell
+	StackOptions
 }
 
 // NewLSTM returns an LSTM of layers stacked cells (input → hidden, then
-// hidden → hidden), initialised as NewLSTMCell. It panics with
-// ErrArgument when layers < 1 or a size is negative.
+// hidden → hidden), initialised as NewLSTMCell, in training mode,
+// without dropout. It panics with ErrArgument when layers < 1 or a size
+// is negative.
 func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
-	m := &LSTM{}
+	m := &LSTM{StackOptions: StackOptions{Training: true}}
 	for _, in := range layerInputs("NewLSTM", input, hidden, layers) {
 		m.Cells = append(m.Cells, NewLSTMCell(in, hidden, opts...))
 	}
 	return m
 }
 
-// Forward runs the LSTM over x (seq, batch, input) from initial states
-// h0, c0 (layers, batch, hidden), nil meaning zeros, and returns the last
-// layer's hidden state at every step, out (seq, batch, hidden), and the
-// final states hn, cn (layers, batch, hidden), as torch.nn.LSTM returns
-// output, (h_n, c_n). It panics with ErrShape when x is not 3-D or a
-// state has the wrong shape.
+// Forward runs the LSTM over x from initial states h0, c0 (layers,
+// batch, hidden), or (layers, hidden) for an unbatched x, nil meaning
+// zeros, and returns the last layer's hidden state at every step, out
+// (seq, batch, hidden) (batch first with BatchFirst; (seq, hidden)
+// unbatched), and the final states hn, cn of the states' shape, as
+// torch.nn.LSTM returns output, (h_n, c_n). It panics with ErrShape when
+// x is neither 2-D nor 3-D or a state has the wrong shape.
 func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
-	steps := timeSteps("LSTM", x)
-	var hs, cs []*tensor.Tensor
-	for l, cell := range m.Cells {
-		h, c := layerState(h0, l), layerState(c0, l)
-		for t, xt := range steps {
-			h, c = cell.Forward(xt, h, c)
-			steps[t] = h
-		}
-		hs, cs = append(hs, h), append(cs, c)
-	}
-	return tensor.Stack(steps, 0), tensor.Stack(hs, 0), tensor.Stack(cs, 0)
+	out, s := runStack("LSTM", m.Cells, m.StackOptions, func(c *LSTMCell, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
+		h, cell := c.Forward(x, s[0], s[1])
+		return []*tensor.Tensor{h, cell}
+	}, x, h0, c0)
+	return out, s[0], s[1]
 }
 
 // Slots returns the cells' weights and biases layer by layer under

@@ -13,7 +13,7 @@ special), optionally runs it in training mode on "train_steps" inputs, then
 runs it once in "mode" (train | eval) and backpropagates.
 
   op      the module: batchnorm1d, batchnorm2d, groupnorm, rnn_cell, gru_cell,
-          rnn, gru, mha, transformer_encoder_layer, transformer_encoder, gelu,
+          rnn, gru, lstm, mha, transformer_encoder_layer, transformer_encoder, gelu,
           silu, leaky_relu.
   attrs   the constructor's keyword arguments; "args" (the names of the
           forward inputs, which come first in inputs), "state" (the
@@ -25,7 +25,8 @@ runs it once in "mode" (train | eval) and backpropagates.
           forward outputs in outputs), and per op: "causal" (a causal mask
           built in the test: attn_mask / src_mask = triu(ones(L, S), 1) as
           bool), "need_weights", "average_attn_weights".
-  outputs the forward outputs (rnn/gru: output, h_n; mha: output, weights;
+  outputs the forward outputs (rnn/gru: output, h_n; lstm: output, h_n, c_n;
+          mha: output, weights;
           others one), then the buffers_after.
   grads   d(sum_i sum(outputs[i]·grad_outputs[i]))/d(input) for the float
           forward inputs and the parameters; null for masks and buffers.
@@ -147,6 +148,9 @@ def cell_call(m, a):
 
 
 def seq_call(m, a):
+    if isinstance(m, nn.LSTM):
+        out, (h, c) = m(a["x"], (a["h"], a["c"]) if "h" in a else None)
+        return out, h, c
     return m(a["x"], a.get("h"))
 
 
@@ -170,6 +174,17 @@ def gen_recurrent():
     layer_case("rnn/relu_3_layers/f64_4x2x3_h3", "rnn", lambda: nn.RNN(3, 3, 3, nonlinearity="relu"),
                {"input_size": 3, "hidden_size": 3, "num_layers": 3, "nonlinearity": "relu"},
                with_h((4, 2, 3), (3, 2, 3)), call=seq_call)
+    layer_case("gru/batch_first/f64_2x5x3_h4", "gru", lambda: nn.GRU(3, 4, 2, batch_first=True),
+               {"input_size": 3, "hidden_size": 4, "num_layers": 2, "batch_first": True},
+               with_h((2, 5, 3), (2, 2, 4)), call=seq_call)
+    layer_case("rnn/unbatched/f64_5x3_h4", "rnn", lambda: nn.RNN(3, 4, 2),
+               {"input_size": 3, "hidden_size": 4, "num_layers": 2}, with_h((5, 3), (2, 4)), call=seq_call)
+    layer_case("lstm/batch_first_dropout_eval/f64_2x4x3_h5", "lstm", lambda: nn.LSTM(3, 5, 2, batch_first=True, dropout=0.3),
+               {"input_size": 3, "hidden_size": 5, "num_layers": 2, "batch_first": True, "dropout": 0.3},
+               lambda g: [("x", rnd(g, 2, 4, 3)), ("h", rnd(g, 2, 2, 5)), ("c", rnd(g, 2, 2, 5))], call=seq_call,
+               mode="eval")
+    layer_case("lstm/3_layers_no_state/f64_4x2x3_h3", "lstm", lambda: nn.LSTM(3, 3, 3),
+               {"input_size": 3, "hidden_size": 3, "num_layers": 3}, x_(4, 2, 3), call=seq_call)
 
 
 def causal(l, s):
