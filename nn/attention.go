@@ -106,6 +106,7 @@ func NewMultiheadAttention(embedDim, numHeads int, bias bool, opts ...tensor.Opt
 func (m *MultiheadAttention) Forward(query, key, value *tensor.Tensor, masks AttentionMasks) (out, weights *tensor.Tensor) {
 	const op = "MultiheadAttention"
 	need(op, "query, key, value", query, key, value)
+	m.check()
 	e, h := m.EmbedDim, m.NumHeads
 	batched := query.Dim() == 3
 	if !batched && query.Dim() != 2 || key.Dim() != query.Dim() || !slices.Equal(key.Shape(), value.Shape()) ||
@@ -141,6 +142,25 @@ func (m *MultiheadAttention) Forward(query, key, value *tensor.Tensor, masks Att
 		out = out.Transpose(0, 1)
 	}
 	return out, weights
+}
+
+// check panics with ErrArgument unless m's sizes and tensors fit
+// together.
+func (m *MultiheadAttention) check() {
+	const op = "MultiheadAttention"
+	e, h := m.EmbedDim, m.NumHeads
+	if e <= 0 || h <= 0 || e%h != 0 {
+		fail(op, tensor.ErrArgument, fmt.Sprintf("embed_dim %d must be positive and divisible by num_heads %d", e, h))
+	}
+	if m.InProjWeight == nil || m.OutProj == nil || m.OutProj.Weight == nil {
+		fail(op, tensor.ErrArgument, "in_proj_weight, out_proj and its weight must not be nil")
+	}
+	if !slices.Equal(m.InProjWeight.Shape(), []int{3 * e, e}) || !slices.Equal(m.OutProj.Weight.Shape(), []int{e, e}) {
+		fail(op, tensor.ErrArgument, fmt.Sprintf("in_proj_weight must be [%d %d] and out_proj.weight [%d %d]", 3*e, e, e, e), m.InProjWeight, m.OutProj.Weight)
+	}
+	if b := m.InProjBias; b != nil && !slices.Equal(b.Shape(), []int{3 * e}) {
+		fail(op, tensor.ErrArgument, fmt.Sprintf("in_proj_bias must be [%d]", 3*e), b)
+	}
 }
 
 // project applies the input projections to q, k, v (N, ·, E), as one

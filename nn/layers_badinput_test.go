@@ -88,6 +88,13 @@ func TestLayerBadInput(t *testing.T) {
 		{"SiLU(nil)", tensor.ErrArgument, "nn.SiLU", func() { nn.SiLU{}.Forward(nil) }},
 		{"LeakyReLU int", tensor.ErrDType, "float", func() { nn.NewLeakyReLU().Forward(tensor.Zeros([]int{2}, tensor.Of(tensor.Int32))) }},
 		{"Flatten(nil)", tensor.ErrArgument, "nn.Flatten", func() { nn.NewFlatten().Forward(nil) }},
+		{"zero GRUCell", tensor.ErrArgument, "weight_ih", func() { (&nn.GRUCell{}).Forward(x3.Select(0, 0), nil) }},
+		{"zero LSTMCell", tensor.ErrArgument, "weight_ih", func() { (&nn.LSTMCell{}).Forward(x3.Select(0, 0), nil, nil) }},
+		{"zero MultiheadAttention", tensor.ErrArgument, "embed_dim 0", func() { (&nn.MultiheadAttention{}).Forward(x3, x3, x3, nn.AttentionMasks{}) }},
+		{"MultiheadAttention without weights", tensor.ErrArgument, "in_proj_weight", func() {
+			(&nn.MultiheadAttention{EmbedDim: 6, NumHeads: 2}).Forward(x3, x3, x3, nn.AttentionMasks{})
+		}},
+		{"zero TransformerEncoderLayer", tensor.ErrArgument, "self_attn", func() { (&nn.TransformerEncoderLayer{}).Forward(x3) }},
 	} {
 		err := tensor.Catch(c.f)
 		var te *tensor.Error

@@ -31,7 +31,7 @@ func NewGRUCell(input, hidden int, opts ...tensor.Option) *GRUCell {
 // (input), and hidden state h of shape (batch, hidden) or (hidden); nil
 // h means zeros. It panics with ErrShape for mismatched shapes.
 func (c *GRUCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
-	need("GRUCell", "x", x)
+	need("GRUCell", "x, weight_ih, weight_hh", x, c.WeightIH, c.WeightHH)
 	h = zeroState("GRUCell", x, h, c.WeightHH.Size(1))
 	gi := Linear(x, c.WeightIH, c.BiasIH).Chunk(3, -1)
 	gh := Linear(h, c.WeightHH, c.BiasHH).Chunk(3, -1)

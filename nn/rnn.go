@@ -34,7 +34,7 @@ func NewRNNCell(input, hidden int, opts ...tensor.Option) *RNNCell {
 // (input), and hidden state h of the matching shape (batch, hidden) or
 // (hidden); nil h means zeros.
 func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
-	need("RNNCell", "x", x)
+	need("RNNCell", "x, weight_ih, weight_hh", x, c.WeightIH, c.WeightHH)
 	h = zeroState("RNNCell", x, h, c.WeightHH.Size(1))
 	pre := Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH))
 	if c.ReLU {
@@ -85,7 +85,7 @@ func NewLSTMCell(input, hidden int, opts ...tensor.Option) *LSTMCell {
 // (batch, input) or (input), and states h, c of shape (batch, hidden) or
 // (hidden); nil states mean zeros.
 func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
-	need("LSTMCell", "x", x)
+	need("LSTMCell", "x, weight_ih, weight_hh", x, l.WeightIH, l.WeightHH)
 	hidden := l.WeightHH.Size(1)
 	h = zeroState("LSTMCell", x, h, hidden)
 	c = zeroState("LSTMCell", x, c, hidden)

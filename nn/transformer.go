@@ -91,7 +91,8 @@ func NewTransformerEncoderLayer(dModel, nHead int, cfg TransformerConfig, opts .
 
 // Forward returns the layer applied to x, (seq, batch, dModel) or
 // (batch, seq, dModel) with BatchFirst, without masks; the result has
-// x's shape.
+// x's shape. A nil dropout layer means none; any other nil part panics
+// with ErrArgument.
 func (l *TransformerEncoderLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 	return l.ForwardMasked(x, AttentionMasks{})
 }
@@ -102,12 +103,21 @@ func (l *TransformerEncoderLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 // MultiheadAttention.Forward.
 func (l *TransformerEncoderLayer) ForwardMasked(x *tensor.Tensor, masks AttentionMasks) *tensor.Tensor {
 	need("TransformerEncoderLayer", "x", x)
+	if l.SelfAttn == nil || l.Linear1 == nil || l.Linear2 == nil || l.Norm1 == nil || l.Norm2 == nil || l.Activation == nil {
+		fail("TransformerEncoderLayer", tensor.ErrArgument, "self_attn, linear1, linear2, norm1, norm2 and the activation must not be nil", x)
+	}
+	drop := func(d *DropoutLayer, x *tensor.Tensor) *tensor.Tensor {
+		if d == nil {
+			return x
+		}
+		return d.Forward(x)
+	}
 	sa := func(x *tensor.Tensor) *tensor.Tensor {
 		out, _ := l.SelfAttn.Forward(x, x, x, masks)
-		return l.Drop1.Forward(out)
+		return drop(l.Drop1, out)
 	}
 	ff := func(x *tensor.Tensor) *tensor.Tensor {
-		return l.Drop2.Forward(l.Linear2.Forward(l.Drop.Forward(l.Activation.Forward(l.Linear1.Forward(x)))))
+		return drop(l.Drop2, l.Linear2.Forward(drop(l.Drop, l.Activation.Forward(l.Linear1.Forward(x)))))
 	}
 	if l.NormFirst {
 		x = x.Add(sa(l.Norm1.Forward(x)))
