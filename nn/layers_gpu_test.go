@@ -5,8 +5,10 @@ import (
 	"math"
 	"testing"
 
+	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/internal/torchref"
+	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -77,4 +79,44 @@ func closeTo(t *testing.T, what string, got *tensor.Tensor, want []float64, abs,
 		}
 	}
 	return worst
+}
+
+// TestLayerDropoutGPU: a transformer block in training, with dropout in
+// attention, feed-forward and between recurrent layers, runs forward and
+// backward on the GPU; evaluation there matches the CPU.
+func TestLayerDropoutGPU(t *testing.T) {
+	gpu, ok := devtest.GPU(t)
+	if !ok {
+		t.Skip("no GPU")
+	}
+	cfg := nn.DefaultTransformerConfig()
+	cfg.DimFeedforward, cfg.Dropout, cfg.NormFirst = 9, 0.3, true
+	l := nn.NewTransformerEncoderLayer(6, 3, cfg, tensor.WithGenerator(tensor.NewGenerator(3)))
+	x := tensor.Randn([]int{5, 2, 6}, tensor.WithGenerator(tensor.NewGenerator(4)))
+	nn.Eval(l)
+	want := l.ForwardMasked(x, nn.AttentionMasks{Causal: true}).Float64s()
+	nn.To(l, gpu)
+	xg := x.To(gpu)
+	got := l.ForwardMasked(xg, nn.AttentionMasks{Causal: true})
+	closeTo(t, "eval output", got, want, 1e-5, 1e-4)
+	nn.Train(l)
+	autograd.Backward(l.ForwardMasked(xg, nn.AttentionMasks{Causal: true}).Square().Sum())
+	for name, p := range nn.NamedParameters(l) {
+		g := p.Grad()
+		if g == nil || g.Device() != gpu {
+			t.Fatalf("%s: no gradient on the GPU", name)
+		}
+		for _, v := range g.Float64s() {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%s: gradient %v", name, v)
+			}
+		}
+	}
+	m := nn.NewLSTM(3, 4, 2)
+	m.Dropout = 0.5
+	nn.To(m, gpu)
+	out, _, _ := m.Forward(tensor.Ones([]int{3, 2, 3}, tensor.On(gpu)), nil, nil)
+	if out.Device() != gpu || len(out.Float32s()) != 3*2*4 {
+		t.Errorf("LSTM with dropout on the GPU: %v on %v", out.Shape(), out.Device())
+	}
 }
