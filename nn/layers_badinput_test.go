@@ -140,6 +140,11 @@ func TestBatchNormModes(t *testing.T) {
 	if !bn.Training {
 		t.Error("Train did not reach the batch norm")
 	}
+	before := bn.RunningMean.Float32s()
+	if err := tensor.Catch(func() { bn.Forward(tensor.Ones([]int{3, 5})) }); err == nil || bn.NumBatchesTracked.Item() != 2 ||
+		!slices.Equal(bn.RunningMean.Float32s(), before) {
+		t.Errorf("a rejected input (%v) changed the batch norm's state", err)
+	}
 	free := nn.NewBatchNorm1d(2)
 	free.RunningMean, free.RunningVar, free.NumBatchesTracked = nil, nil, nil
 	free.Training = false

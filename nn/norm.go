@@ -167,14 +167,15 @@ func (b *BatchNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if b.minDim > 0 && (x.Dim() < b.minDim || x.Dim() > b.maxDim) {
 		fail(name, tensor.ErrShape, fmt.Sprintf("expected a %d-D to %d-D input", b.minDim, b.maxDim), x)
 	}
-	momentum := b.Momentum
-	if b.Training && b.NumBatchesTracked != nil {
-		b.NumBatchesTracked.Context().NoGrad(func() { b.NumBatchesTracked.AddScalarInPlace(1) })
-		if b.Cumulative {
-			momentum = 1 / b.NumBatchesTracked.Item()
-		}
+	momentum, count := b.Momentum, b.Training && b.NumBatchesTracked != nil
+	if count && b.Cumulative {
+		momentum = 1 / (b.NumBatchesTracked.Item() + 1)
 	}
-	return BatchNorm(x, b.RunningMean, b.RunningVar, b.Weight, b.Bias, b.Training, momentum, b.Eps)
+	y := BatchNorm(x, b.RunningMean, b.RunningVar, b.Weight, b.Bias, b.Training, momentum, b.Eps)
+	if count { // after BatchNorm's checks: a rejected input counts no batch
+		b.NumBatchesTracked.Context().NoGrad(func() { b.NumBatchesTracked.AddScalarInPlace(1) })
+	}
+	return y
 }
 
 // Slots returns "weight", "bias", then the buffers "running_mean",
