@@ -91,8 +91,15 @@ func TestLayerBadInput(t *testing.T) {
 		{"zero GRUCell", tensor.ErrArgument, "weight_ih", func() { (&nn.GRUCell{}).Forward(x3.Select(0, 0), nil) }},
 		{"zero LSTMCell", tensor.ErrArgument, "weight_ih", func() { (&nn.LSTMCell{}).Forward(x3.Select(0, 0), nil, nil) }},
 		{"zero MultiheadAttention", tensor.ErrArgument, "embed_dim 0", func() { (&nn.MultiheadAttention{}).Forward(x3, x3, x3, nn.AttentionMasks{}) }},
-		{"MultiheadAttention without weights", tensor.ErrArgument, "in_proj_weight", func() {
+		{"MultiheadAttention without weights", tensor.ErrArgument, "out_proj.weight", func() {
 			(&nn.MultiheadAttention{EmbedDim: 6, NumHeads: 2}).Forward(x3, x3, x3, nn.AttentionMasks{})
+		}},
+		{"MultiheadAttention without projections", tensor.ErrArgument, "q_proj_weight", func() {
+			(&nn.MultiheadAttention{EmbedDim: 6, NumHeads: 2, OutProj: nn.NewLinear(6, 6)}).Forward(x3, x3, x3, nn.AttentionMasks{})
+		}},
+		{"NewMultiheadAttentionKV(6, 2, 0, 3)", tensor.ErrArgument, "kdim 0", func() { nn.NewMultiheadAttentionKV(6, 2, 0, 3, true) }},
+		{"MultiheadAttention kdim", tensor.ErrShape, "key (S, N, 4)", func() {
+			nn.NewMultiheadAttentionKV(6, 2, 4, 3, true).Forward(x3, x3, tensor.Ones([]int{4, 2, 3}), nn.AttentionMasks{})
 		}},
 		{"zero TransformerEncoderLayer", tensor.ErrArgument, "self_attn", func() { (&nn.TransformerEncoderLayer{}).Forward(x3) }},
 	} {

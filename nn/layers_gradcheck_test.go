@@ -148,6 +148,13 @@ func TestLayerInit(t *testing.T) {
 			t.Errorf("MultiheadAttention biases must start at 0")
 		}
 	}
+	kv := nn.NewMultiheadAttentionKV(24, 4, 40, 8, true)
+	if kv.InProjWeight != nil {
+		t.Error("kdim, vdim ≠ embed_dim: the projections must be separate")
+	}
+	inBounds("q_proj_weight", kv.QProjWeight, math.Sqrt(6.0/48))
+	inBounds("k_proj_weight", kv.KProjWeight, math.Sqrt(6.0/64))
+	inBounds("v_proj_weight", kv.VProjWeight, math.Sqrt(6.0/32))
 	layer := nn.NewTransformerEncoderLayer(8, 2, nn.DefaultTransformerConfig())
 	inBounds("linear1.weight", layer.Linear1.Weight, 1/math.Sqrt(8))
 	inBounds("linear2.weight", layer.Linear2.Weight, 1/math.Sqrt(2048))

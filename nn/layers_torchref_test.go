@@ -127,7 +127,8 @@ var layerBuilders = map[string]func(c torchref.Case, opts ...tensor.Option) laye
 		}}
 	},
 	"mha": func(c torchref.Case, o ...tensor.Option) layerRun {
-		m := nn.NewMultiheadAttention(c.Int("embed_dim"), c.Int("num_heads"), boolOr(c, "bias", true), o...)
+		e := c.Int("embed_dim")
+		m := nn.NewMultiheadAttentionKV(e, c.Int("num_heads"), int(attrOr(c, "kdim", float64(e))), int(attrOr(c, "vdim", float64(e))), boolOr(c, "bias", true), o...)
 		m.BatchFirst = boolOr(c, "batch_first", false)
 		return layerRun{m, func(in map[string]*tensor.Tensor) []*tensor.Tensor {
 			q, k, v := in["query"], in["key"], in["value"]

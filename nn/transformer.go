@@ -99,8 +99,8 @@ func (l *TransformerEncoderLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 
 // ForwardMasked is Forward with attention masks (src_mask as
 // masks.AttnMask or masks.Causal, src_key_padding_mask as
-// masks.KeyPadding); PerHeadWeights is ignored. It panics as
-// MultiheadAttention.Forward.
+// masks.KeyPadding); PerHeadWeights and SkipWeights are ignored. It
+// panics as MultiheadAttention.Forward.
 func (l *TransformerEncoderLayer) ForwardMasked(x *tensor.Tensor, masks AttentionMasks) *tensor.Tensor {
 	need("TransformerEncoderLayer", "x", x)
 	if l.SelfAttn == nil || l.Linear1 == nil || l.Linear2 == nil || l.Norm1 == nil || l.Norm2 == nil || l.Activation == nil {
@@ -113,6 +113,7 @@ func (l *TransformerEncoderLayer) ForwardMasked(x *tensor.Tensor, masks Attentio
 		return d.Forward(x)
 	}
 	sa := func(x *tensor.Tensor) *tensor.Tensor {
+		masks.SkipWeights = true
 		out, _ := l.SelfAttn.Forward(x, x, x, masks)
 		return drop(l.Drop1, out)
 	}

@@ -228,6 +228,10 @@ def gen_attention():
                {"embed_dim": E, "num_heads": 3, "average_attn_weights": False},
                lambda g: [("query", rnd(g, 3, 2, E)), ("key", rnd(g, 4, 2, E)), ("value", rnd(g, 4, 2, E)),
                           ("attn_mask", torch.rand(6, 3, 4, generator=g) < 0.25)], call=mha_call)
+    layer_case("mha/kdim_vdim/batch_first_padding/f64_N2_L3_S5", "mha", mha(E, H, kdim=4, vdim=3, batch_first=True),
+               {"embed_dim": E, "num_heads": H, "kdim": 4, "vdim": 3, "batch_first": True},
+               lambda g: [("query", rnd(g, 2, 3, E)), ("key", rnd(g, 2, 5, 4)), ("value", rnd(g, 2, 5, 3)),
+                          ("key_padding_mask", padding(g, 2, 5))], call=mha_call)
     layer_case("mha/no_bias/unbatched/f64_L3_S3", "mha", mha(4, 1, bias=False),
                {"embed_dim": 4, "num_heads": 1, "bias": False},
                lambda g: [("query", rnd(g, 3, 4)), ("key", rnd(g, 3, 4)), ("value", rnd(g, 3, 4))], call=mha_call)
