@@ -4,9 +4,10 @@
 //
 // Functional ops (torch.nn.functional) take every tensor as an argument:
 // CrossEntropy, NLLLoss, MSELoss, BinaryCrossEntropyWithLogits, Linear,
-// Embedding, Dropout, LayerNorm, BatchNorm and GroupNorm. Losses take LossOptions (Reduce,
-// IgnoreIndex, Weight) with PyTorch's defaults. ClipGradNorm and
-// ClipGradValue clip gradients in place (torch.nn.utils).
+// Embedding, Dropout, LayerNorm, BatchNorm and GroupNorm. Losses take
+// LossOptions (Reduce, IgnoreIndex, Weight) with PyTorch's defaults.
+// ClipGradNorm and ClipGradValue clip gradients in place
+// (torch.nn.utils).
 //
 // Modules (torch.nn) implement Module: they name the tensors they hold
 // (Slots: parameters, leaves that require grad, initialised as PyTorch
@@ -25,6 +26,10 @@
 // (Go has one namespace per package); constructors are NewLinear,
 // NewEmbedding, and so on. Those that map one tensor to one tensor
 // implement Layer.
+// Convolution and pooling layers wrap the functional ops of package
+// tensor (tensor.Conv2d, MaxPool2d, ...), so they keep PyTorch's names:
+// Conv2d and ConvTranspose2d (NewConv2d, NewConvTranspose2d), MaxPool2d,
+// AvgPool2d (NewAvgPool2d) and AdaptiveAvgPool2d.
 //
 // Everything torch.nn.Module does by walking its tree is a function
 // here: Parameters, NamedParameters, Buffers, NamedBuffers,

@@ -28,8 +28,8 @@ func TestTorchLayersGPU(t *testing.T) {
 			cpu := runLayerCase(t, c, tensor.CPU, tensor.Float32)
 			for i, o := range g.outs {
 				what := fmt.Sprintf("output[%d]", i)
-				worstCPU = max(worstCPU, closeTo(t, what+" vs cpu", o, cpu.outs[i].Float64s(), 1e-5, 1e-4))
-				worstTorch = max(worstTorch, closeTo(t, what+" vs torch", o, c.Outputs[i].Data, 1e-4, 1e-3))
+				worstCPU = max(worstCPU, closeToRef(t, what+" vs cpu", o, cpu.outs[i].Float64s(), 1e-5, 1e-4))
+				worstTorch = max(worstTorch, closeToRef(t, what+" vs torch", o, c.Outputs[i].Data, 1e-4, 1e-3))
 			}
 			for i, want := range c.Grads {
 				if want == nil {
@@ -39,18 +39,18 @@ func TestTorchLayersGPU(t *testing.T) {
 				if g.grads[i] == nil || cpu.grads[i] == nil {
 					t.Fatalf("%s: missing gradient", what)
 				}
-				worstCPU = max(worstCPU, closeTo(t, what+" vs cpu", g.grads[i], cpu.grads[i].Float64s(), 1e-5, 1e-4))
-				worstTorch = max(worstTorch, closeTo(t, what+" vs torch", g.grads[i], want.Data, 1e-4, 1e-3))
+				worstCPU = max(worstCPU, closeToRef(t, what+" vs cpu", g.grads[i], cpu.grads[i].Float64s(), 1e-5, 1e-4))
+				worstTorch = max(worstTorch, closeToRef(t, what+" vs torch", g.grads[i], want.Data, 1e-4, 1e-3))
 			}
 		})
 	}
 	t.Logf("worst |gpu−cpu| %.3f and |gpu−torch| %.3f of the tolerance", worstCPU, worstTorch)
 }
 
-// closeTo checks got against want elementwise with tolerance
+// closeToRef checks got against want elementwise with tolerance
 // abs + rel·(|want| + the largest |want|/10), NaNs matching, and returns
 // the largest difference as a fraction of the tolerance.
-func closeTo(t *testing.T, what string, got *tensor.Tensor, want []float64, abs, rel float64) float64 {
+func closeToRef(t *testing.T, what string, got *tensor.Tensor, want []float64, abs, rel float64) float64 {
 	t.Helper()
 	g := got.Float64s()
 	if len(g) != len(want) {
@@ -98,7 +98,7 @@ func TestLayerDropoutGPU(t *testing.T) {
 	nn.To(l, gpu)
 	xg := x.To(gpu)
 	got := l.ForwardMasked(xg, nn.AttentionMasks{Causal: true})
-	closeTo(t, "eval output", got, want, 1e-5, 1e-4)
+	closeToRef(t, "eval output", got, want, 1e-5, 1e-4)
 	nn.Train(l)
 	autograd.Backward(l.ForwardMasked(xg, nn.AttentionMasks{Causal: true}).Square().Sum())
 	for name, p := range nn.NamedParameters(l) {
