@@ -44,7 +44,11 @@ func (c *GRUCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.GRUCell names them.
 func (c *GRUCell) Slots() []Slot {
-	return cellSlots("", &c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH)
+	return cellSlots("", c.weights())
+}
+
+func (c *GRUCell) weights() []**tensor.Tensor {
+	return []**tensor.Tensor{&c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH}
 }
 
 // Children returns nil.
@@ -81,16 +85,14 @@ type RNN struct {
 // NewRNN returns an RNN of layers stacked cells (input → hidden, then
 // hidden → hidden), tanh or, when relu is true, relu
 // (nonlinearity='relu'), initialised as NewRNNCell: every tensor from
-// U(-1/√hidden, 1/√hidden); in training mode, without dropout. It panics with ErrArgument when layers < 1
-// or a size is negative.
+// U(-1/√hidden, 1/√hidden); in training mode, without dropout. It
+// panics with ErrArgument when layers < 1 or a size is negative.
 func NewRNN(input, hidden, layers int, relu bool, opts ...tensor.Option) *RNN {
-	m := &RNN{StackOptions: StackOptions{Training: true}}
-	for _, in := range layerInputs("NewRNN", input, hidden, layers) {
+	return &RNN{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewRNN", input, hidden, layers, func(in int) *RNNCell {
 		c := NewRNNCell(in, hidden, opts...)
 		c.ReLU = relu
-		m.Cells = append(m.Cells, c)
-	}
-	return m
+		return c
+	})}
 }
 
 // Forward runs the RNN over x from the initial state h0 (layers, batch,
@@ -108,9 +110,7 @@ func (m *RNN) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
 // Slots returns the cells' weights and biases layer by layer under
 // torch.nn.RNN's names. It panics with ErrArgument for a nil cell.
 func (m *RNN) Slots() []Slot {
-	return stackSlots("RNN", m.Cells, func(c *RNNCell) []**tensor.Tensor {
-		return []**tensor.Tensor{&c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH}
-	})
+	return stackSlots("RNN", m.Cells)
 }
 
 // Children returns nil: the cells' tensors are the RNN's own slots, as
@@ -128,11 +128,9 @@ type GRU struct {
 // hidden → hidden), initialised as NewGRUCell. It panics with
 // ErrArgument when layers < 1 or a size is negative.
 func NewGRU(input, hidden, layers int, opts ...tensor.Option) *GRU {
-	m := &GRU{StackOptions: StackOptions{Training: true}}
-	for _, in := range layerInputs("NewGRU", input, hidden, layers) {
-		m.Cells = append(m.Cells, NewGRUCell(in, hidden, opts...))
-	}
-	return m
+	return &GRU{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewGRU", input, hidden, layers, func(in int) *GRUCell {
+		return NewGRUCell(in, hidden, opts...)
+	})}
 }
 
 // Forward runs the GRU over x from the initial state h0 and returns out
@@ -146,28 +144,29 @@ func (m *GRU) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
 // Slots returns the cells' weights and biases layer by layer under
 // torch.nn.GRU's names. It panics with ErrArgument for a nil cell.
 func (m *GRU) Slots() []Slot {
-	return stackSlots("GRU", m.Cells, func(c *GRUCell) []**tensor.Tensor {
-		return []**tensor.Tensor{&c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH}
-	})
+	return stackSlots("GRU", m.Cells)
 }
 
 // Children returns nil.
 func (m *GRU) Children() []Child { return nil }
 
-// layerInputs returns the input size of each layer of a stack: input,
-// then hidden. It panics with ErrArgument when layers < 1 or a size is
-// negative.
-func layerInputs(op string, input, hidden, layers int) []int {
+// stackCells returns the cells of a stack of layers: cell(input), then
+// cell(hidden) for the layers above. It panics with ErrArgument when
+// layers < 1 or a size is negative.
+func stackCells[C any](op string, input, hidden, layers int, cell func(in int) C) []C {
 	if layers < 1 {
 		fail(op, tensor.ErrArgument, fmt.Sprintf("need at least one layer, got %d", layers))
 	}
 	checkSizes(op, input, hidden)
-	ins := make([]int, layers)
-	for l := range ins {
-		ins[l] = hidden
+	cells := make([]C, layers)
+	for l := range cells {
+		in := hidden
+		if l == 0 {
+			in = input
+		}
+		cells[l] = cell(in)
 	}
-	ins[0] = input
-	return ins
+	return cells
 }
 
 // oneState adapts a single-state cell's Forward to runStack's step.
@@ -258,17 +257,23 @@ func runStack[C any](op string, cells []*C, o StackOptions, step func(c *C, x *t
 	return out, sn
 }
 
+// recurrentCell is a cell of a stack, *RNNCell, *LSTMCell or *GRUCell:
+// weights returns its weight_ih, weight_hh, bias_ih and bias_hh fields.
+type recurrentCell interface {
+	*RNNCell | *LSTMCell | *GRUCell
+	weights() []**tensor.Tensor
+}
+
 // stackSlots returns the slots of a stack's cells layer by layer, each
 // cell's four tensors (weight_ih, weight_hh, bias_ih, bias_hh) suffixed
 // "_l<k>". It panics with ErrArgument for a nil cell.
-func stackSlots[C any](op string, cells []*C, tensors func(*C) []**tensor.Tensor) []Slot {
+func stackSlots[C recurrentCell](op string, cells []C) []Slot {
 	var out []Slot
 	for k, c := range cells {
 		if c == nil {
 			fail(op, tensor.ErrArgument, fmt.Sprintf("cell %d is nil", k))
 		}
-		t := tensors(c)
-		out = append(out, cellSlots(fmt.Sprintf("_l%d", k), t[0], t[1], t[2], t[3])...)
+		out = append(out, cellSlots(fmt.Sprintf("_l%d", k), c.weights())...)
 	}
 	return out
 }

@@ -46,16 +46,25 @@ func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.RNNCell names them.
 func (c *RNNCell) Slots() []Slot {
-	return cellSlots("", &c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH)
+	return cellSlots("", c.weights())
 }
 
 // Children returns nil.
 func (c *RNNCell) Children() []Child { return nil }
 
 // cellSlots returns the slots of a recurrent cell's weights and biases
-// under PyTorch's names, each followed by suffix ("_l0" in a stack).
-func cellSlots(suffix string, wih, whh, bih, bhh **tensor.Tensor) []Slot {
-	return []Slot{Param("weight_ih"+suffix, wih), Param("weight_hh"+suffix, whh), Param("bias_ih"+suffix, bih), Param("bias_hh"+suffix, bhh)}
+// w (weight_ih, weight_hh, bias_ih, bias_hh) under PyTorch's names, each
+// followed by suffix ("_l0" in a stack).
+func cellSlots(suffix string, w []**tensor.Tensor) []Slot {
+	return []Slot{Param("weight_ih"+suffix, w[0]), Param("weight_hh"+suffix, w[1]), Param("bias_ih"+suffix, w[2]), Param("bias_hh"+suffix, w[3])}
+}
+
+func (c *RNNCell) weights() []**tensor.Tensor {
+	return []**tensor.Tensor{&c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH}
+}
+
+func (l *LSTMCell) weights() []**tensor.Tensor {
+	return []**tensor.Tensor{&l.WeightIH, &l.WeightHH, &l.BiasIH, &l.BiasHH}
 }
 
 // LSTMCell is torch.nn.LSTMCell. The gates are stacked in PyTorch's
@@ -99,7 +108,7 @@ func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.LSTMCell names them.
 func (l *LSTMCell) Slots() []Slot {
-	return cellSlots("", &l.WeightIH, &l.WeightHH, &l.BiasIH, &l.BiasHH)
+	return cellSlots("", l.weights())
 }
 
 // Children returns nil.
@@ -152,11 +161,9 @@ type LSTM struct {
 // without dropout. It panics with ErrArgument when layers < 1 or a size
 // is negative.
 func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
-	m := &LSTM{StackOptions: StackOptions{Training: true}}
-	for _, in := range layerInputs("NewLSTM", input, hidden, layers) {
-		m.Cells = append(m.Cells, NewLSTMCell(in, hidden, opts...))
-	}
-	return m
+	return &LSTM{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewLSTM", input, hidden, layers, func(in int) *LSTMCell {
+		return NewLSTMCell(in, hidden, opts...)
+	})}
 }
 
 // Forward runs the LSTM over x from initial states h0, c0 (layers,
@@ -179,9 +186,7 @@ func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
 // "bias_hh_l0", "weight_ih_l1", …. It panics with ErrArgument for a nil
 // cell.
 func (m *LSTM) Slots() []Slot {
-	return stackSlots("LSTM", m.Cells, func(c *LSTMCell) []**tensor.Tensor {
-		return []**tensor.Tensor{&c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH}
-	})
+	return stackSlots("LSTM", m.Cells)
 }
 
 // Children returns nil: the cells' tensors are the LSTM's own slots, as
