@@ -112,6 +112,13 @@ func TestLayerDropoutGPU(t *testing.T) {
 			}
 		}
 	}
+	enc := nn.NewTransformerEncoder(l, 2, nil) // copies of a layer on the GPU live there
+	for name, p := range nn.StateDict(enc) {
+		if p.Device() != gpu {
+			t.Errorf("%s on %v", name, p.Device())
+		}
+	}
+	closeToRef(t, "copied layers", enc.Layers[1].Linear1.Weight, l.Linear1.Weight.Float64s(), 0, 0)
 	m := nn.NewLSTM(3, 4, 2)
 	m.Dropout = 0.5
 	nn.To(m, gpu)

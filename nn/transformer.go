@@ -139,17 +139,22 @@ func (l *TransformerEncoderLayer) Children() []Child {
 }
 
 // clone returns a new layer of l's configuration holding copies of l's
-// parameters (PyTorch's copy.deepcopy in _get_clones).
+// parameters, on their device (PyTorch's copy.deepcopy in _get_clones).
 func (l *TransformerEncoderLayer) clone() *TransformerEncoderLayer {
 	c := NewTransformerEncoderLayer(l.dModel, l.nHead, l.config, l.opts...)
 	c.Activation, c.NormFirst = l.Activation, l.NormFirst
-	dst := StateDict(c)
-	for name, t := range StateDict(l) {
-		d := dst[name]
-		if d == nil {
-			fail("NewTransformerEncoder", tensor.ErrArgument, fmt.Sprintf("the layer to clone holds %q, which a new layer has not", name))
+	src := StateDict(l)
+	for prefix, m := range NamedModules(c) {
+		for _, s := range m.Slots() {
+			name := join(prefix, s.Name)
+			t := src[name]
+			if (t == nil) != (*s.Ptr == nil) {
+				fail("NewTransformerEncoder", tensor.ErrArgument, fmt.Sprintf("the layer to copy and a new one differ in %q", name))
+			}
+			if t != nil {
+				t.Context().NoGrad(func() { *s.Ptr = t.Detach().Clone().Keep().SetRequiresGrad(t.RequiresGrad()) })
+			}
 		}
-		d.Context().NoGrad(func() { d.CopyFrom(t) })
 	}
 	return c
 }
