@@ -2,6 +2,7 @@ package tensor_test
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	A "github.com/tessera-ml/tessera/internal/adversarial"
@@ -19,7 +20,7 @@ func TestAdversarialArguments(t *testing.T) {
 	restore := tensor.SetCPUBudget(1 << 30)
 	defer restore()
 	gpu, ok := devtest.GPU(t)
-	cases := append(append(adversarialFuncs(), adversarialMethods()...), adversarialMethods2()...)
+	cases := slices.Concat(adversarialFuncs(), adversarialMethods(), adversarialMethods2(), adversarialConv())
 	A.Run(t, ".", gpu, ok, cases)
 }
 

@@ -27,11 +27,16 @@ var defaultGen = NewGenerator(0x5eed)
 // ManualSeed reseeds the default generator, as torch.manual_seed.
 func ManualSeed(seed uint64) { defaultGen.Seed(seed) }
 
+// check panics with ErrArgument, naming op, for a nil Generator.
+func (g *Generator) check(op string) {
+	if g == nil {
+		fail(op, ErrArgument, "the receiver is a nil *Generator; use NewGenerator or DefaultGenerator")
+	}
+}
+
 // Seed resets g to seed with offset 0.
 func (g *Generator) Seed(seed uint64) {
-	if g == nil {
-		fail("Seed", ErrArgument, "the receiver is a nil *Generator; use NewGenerator")
-	}
+	g.check("Seed")
 	g.mu.Lock()
 	g.seed, g.offset = seed, 0
 	g.mu.Unlock()
@@ -40,6 +45,7 @@ func (g *Generator) Seed(seed uint64) {
 // State returns g's seed and the offset of its stream: what a checkpoint
 // keeps to continue g's draws (see SetState).
 func (g *Generator) State() (seed, offset uint64) {
+	g.check("State")
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.seed, g.offset
@@ -48,6 +54,7 @@ func (g *Generator) State() (seed, offset uint64) {
 // SetState sets g's seed and stream offset, as State returned them: g
 // then draws what the generator it was saved from would have drawn next.
 func (g *Generator) SetState(seed, offset uint64) {
+	g.check("SetState")
 	g.mu.Lock()
 	g.seed, g.offset = seed, offset
 	g.mu.Unlock()
