@@ -20,7 +20,7 @@ type T = tensor.Tensor
 // *tensor.Error, within a time limit.
 func TestAdversarialArguments(t *testing.T) {
 	gpu, ok := devtest.GPU(t)
-	A.Run(t, ".", gpu, ok, nnCases())
+	A.Run(t, ".", gpu, ok, append(nnCases(), layerCases()...))
 }
 
 // sizes calls f with Tuples(defaults...) and each adversarial option.

@@ -159,6 +159,9 @@ func newBatchNorm(op, name string, c, minDim, maxDim int, opts []tensor.Option) 
 // ErrShape for another rank, a channel count other than C, or a single
 // value per channel in training.
 func (b *BatchNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
+	if b == nil {
+		nilReceiver("BatchNormLayer.Forward")
+	}
 	name := b.name
 	if name == "" {
 		name = "BatchNorm"
@@ -181,17 +184,30 @@ func (b *BatchNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 // Slots returns "weight", "bias", then the buffers "running_mean",
 // "running_var" and "num_batches_tracked", as PyTorch orders them.
 func (b *BatchNormLayer) Slots() []Slot {
+	if b == nil {
+		nilReceiver("BatchNormLayer.Slots")
+	}
 	return []Slot{Param("weight", &b.Weight), Param("bias", &b.Bias),
 		Buffer("running_mean", &b.RunningMean), Buffer("running_var", &b.RunningVar),
 		Buffer("num_batches_tracked", &b.NumBatchesTracked)}
 }
 
 // Children returns nil.
-func (b *BatchNormLayer) Children() []Child { return nil }
+func (b *BatchNormLayer) Children() []Child {
+	if b == nil {
+		nilReceiver("BatchNormLayer.Children")
+	}
+	return nil
+}
 
 // SetTraining switches between training (batch statistics, updating the
 // running ones) and evaluation (the running statistics).
-func (b *BatchNormLayer) SetTraining(on bool) { b.Training = on }
+func (b *BatchNormLayer) SetTraining(on bool) {
+	if b == nil {
+		nilReceiver("BatchNormLayer.SetTraining")
+	}
+	b.Training = on
+}
 
 // GroupNorm normalises x (N, C, *) over groups of C/groups channels
 // together with their other dimensions, as
@@ -246,13 +262,24 @@ func NewGroupNorm(groups, c int, opts ...tensor.Option) *GroupNormLayer {
 // Forward returns GroupNorm(x, g.Groups, g.Weight, g.Bias, g.Eps), of
 // x's shape.
 func (g *GroupNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
+	if g == nil {
+		nilReceiver("GroupNormLayer.Forward")
+	}
 	return GroupNorm(x, g.Groups, g.Weight, g.Bias, g.Eps)
 }
 
 // Slots returns "weight" and "bias".
 func (g *GroupNormLayer) Slots() []Slot {
+	if g == nil {
+		nilReceiver("GroupNormLayer.Slots")
+	}
 	return []Slot{Param("weight", &g.Weight), Param("bias", &g.Bias)}
 }
 
 // Children returns nil.
-func (g *GroupNormLayer) Children() []Child { return nil }
+func (g *GroupNormLayer) Children() []Child {
+	if g == nil {
+		nilReceiver("GroupNormLayer.Children")
+	}
+	return nil
+}

@@ -31,6 +31,9 @@ func NewGRUCell(input, hidden int, opts ...tensor.Option) *GRUCell {
 // (input), and hidden state h of shape (batch, hidden) or (hidden); nil
 // h means zeros. It panics with ErrShape for mismatched shapes.
 func (c *GRUCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
+	if c == nil {
+		nilReceiver("GRUCell.Forward")
+	}
 	need("GRUCell", "x, weight_ih, weight_hh", x, c.WeightIH, c.WeightHH)
 	h = zeroState("GRUCell", x, h, c.WeightHH.Size(1))
 	gi := Linear(x, c.WeightIH, c.BiasIH).Chunk(3, -1)
@@ -44,6 +47,9 @@ func (c *GRUCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.GRUCell names them.
 func (c *GRUCell) Slots() []Slot {
+	if c == nil {
+		nilReceiver("GRUCell.Slots")
+	}
 	return cellSlots("", c.weights())
 }
 
@@ -52,7 +58,12 @@ func (c *GRUCell) weights() []**tensor.Tensor {
 }
 
 // Children returns nil.
-func (c *GRUCell) Children() []Child { return nil }
+func (c *GRUCell) Children() []Child {
+	if c == nil {
+		nilReceiver("GRUCell.Children")
+	}
+	return nil
+}
 
 // StackOptions are the options torch.nn.RNN, LSTM and GRU share beyond
 // their sizes. The zero value is PyTorch's default but for Training,
@@ -69,7 +80,12 @@ type StackOptions struct {
 }
 
 // SetTraining switches the dropout between layers on (training) or off.
-func (o *StackOptions) SetTraining(on bool) { o.Training = on }
+func (o *StackOptions) SetTraining(on bool) {
+	if o == nil {
+		nilReceiver("StackOptions.SetTraining")
+	}
+	o.Training = on
+}
 
 // RNN is torch.nn.RNN without bidirectionality: a stack of RNNCells
 // (tanh, or relu for NewRNN's relu), layer l+1 reading the hidden states
@@ -103,6 +119,9 @@ func NewRNN(input, hidden, layers int, relu bool, opts ...tensor.Option) *RNN {
 // returns output, h_n. It panics with ErrShape when x is neither 2-D
 // nor 3-D or h0 has the wrong shape.
 func (m *RNN) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
+	if m == nil {
+		nilReceiver("RNN.Forward")
+	}
 	out, s := runStack("RNN", m.Cells, m.StackOptions, oneState((*RNNCell).Forward), x, h0)
 	return out, s[0]
 }
@@ -110,12 +129,20 @@ func (m *RNN) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
 // Slots returns the cells' weights and biases layer by layer under
 // torch.nn.RNN's names. It panics with ErrArgument for a nil cell.
 func (m *RNN) Slots() []Slot {
+	if m == nil {
+		nilReceiver("RNN.Slots")
+	}
 	return stackSlots("RNN", m.Cells)
 }
 
 // Children returns nil: the cells' tensors are the RNN's own slots, as
 // in PyTorch.
-func (m *RNN) Children() []Child { return nil }
+func (m *RNN) Children() []Child {
+	if m == nil {
+		nilReceiver("RNN.Children")
+	}
+	return nil
+}
 
 // GRU is torch.nn.GRU without bidirectionality: a stack of GRUCells
 // over inputs laid out as RNN's, with StackOptions and names as RNN's.
@@ -137,6 +164,9 @@ func NewGRU(input, hidden, layers int, opts ...tensor.Option) *GRU {
 // and hn, with the shapes of RNN.Forward, as torch.nn.GRU. It panics as
 // RNN.Forward.
 func (m *GRU) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
+	if m == nil {
+		nilReceiver("GRU.Forward")
+	}
 	out, s := runStack("GRU", m.Cells, m.StackOptions, oneState((*GRUCell).Forward), x, h0)
 	return out, s[0]
 }
@@ -144,11 +174,19 @@ func (m *GRU) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
 // Slots returns the cells' weights and biases layer by layer under
 // torch.nn.GRU's names. It panics with ErrArgument for a nil cell.
 func (m *GRU) Slots() []Slot {
+	if m == nil {
+		nilReceiver("GRU.Slots")
+	}
 	return stackSlots("GRU", m.Cells)
 }
 
 // Children returns nil.
-func (m *GRU) Children() []Child { return nil }
+func (m *GRU) Children() []Child {
+	if m == nil {
+		nilReceiver("GRU.Children")
+	}
+	return nil
+}
 
 // stackCells returns the cells of a stack of layers: cell(input), then
 // cell(hidden) for the layers above. It panics with ErrArgument when

@@ -34,6 +34,9 @@ func NewRNNCell(input, hidden int, opts ...tensor.Option) *RNNCell {
 // (input), and hidden state h of the matching shape (batch, hidden) or
 // (hidden); nil h means zeros.
 func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
+	if c == nil {
+		nilReceiver("RNNCell.Forward")
+	}
 	need("RNNCell", "x, weight_ih, weight_hh", x, c.WeightIH, c.WeightHH)
 	h = zeroState("RNNCell", x, h, c.WeightHH.Size(1))
 	pre := Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH))
@@ -46,11 +49,19 @@ func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.RNNCell names them.
 func (c *RNNCell) Slots() []Slot {
+	if c == nil {
+		nilReceiver("RNNCell.Slots")
+	}
 	return cellSlots("", c.weights())
 }
 
 // Children returns nil.
-func (c *RNNCell) Children() []Child { return nil }
+func (c *RNNCell) Children() []Child {
+	if c == nil {
+		nilReceiver("RNNCell.Children")
+	}
+	return nil
+}
 
 // cellSlots returns the slots of a recurrent cell's weights and biases
 // w (weight_ih, weight_hh, bias_ih, bias_hh) under PyTorch's names, each
@@ -94,6 +105,9 @@ func NewLSTMCell(input, hidden int, opts ...tensor.Option) *LSTMCell {
 // (batch, input) or (input), and states h, c of shape (batch, hidden) or
 // (hidden); nil states mean zeros.
 func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
+	if l == nil {
+		nilReceiver("LSTMCell.Forward")
+	}
 	need("LSTMCell", "x, weight_ih, weight_hh", x, l.WeightIH, l.WeightHH)
 	hidden := l.WeightHH.Size(1)
 	h = zeroState("LSTMCell", x, h, hidden)
@@ -108,11 +122,19 @@ func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.LSTMCell names them.
 func (l *LSTMCell) Slots() []Slot {
+	if l == nil {
+		nilReceiver("LSTMCell.Slots")
+	}
 	return cellSlots("", l.weights())
 }
 
 // Children returns nil.
-func (l *LSTMCell) Children() []Child { return nil }
+func (l *LSTMCell) Children() []Child {
+	if l == nil {
+		nilReceiver("LSTMCell.Children")
+	}
+	return nil
+}
 
 // cellParams returns a recurrent cell's weights (gates·hidden, input)
 // and (gates·hidden, hidden) and biases (gates·hidden), drawn from
@@ -175,6 +197,9 @@ func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
 // torch.nn.LSTM returns output, (h_n, c_n). It panics with ErrShape when
 // x is neither 2-D nor 3-D or a state has the wrong shape.
 func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
+	if m == nil {
+		nilReceiver("LSTM.Forward")
+	}
 	out, s := runStack("LSTM", m.Cells, m.StackOptions, func(c *LSTMCell, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
 		h, cell := c.Forward(x, s[0], s[1])
 		return []*tensor.Tensor{h, cell}
@@ -187,9 +212,17 @@ func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
 // "bias_hh_l0", "weight_ih_l1", …. It panics with ErrArgument for a nil
 // cell.
 func (m *LSTM) Slots() []Slot {
+	if m == nil {
+		nilReceiver("LSTM.Slots")
+	}
 	return stackSlots("LSTM", m.Cells)
 }
 
 // Children returns nil: the cells' tensors are the LSTM's own slots, as
 // in PyTorch.
-func (m *LSTM) Children() []Child { return nil }
+func (m *LSTM) Children() []Child {
+	if m == nil {
+		nilReceiver("LSTM.Children")
+	}
+	return nil
+}

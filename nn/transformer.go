@@ -94,6 +94,9 @@ func NewTransformerEncoderLayer(dModel, nHead int, cfg TransformerConfig, opts .
 // x's shape. A nil dropout layer means none; any other nil part panics
 // with ErrArgument.
 func (l *TransformerEncoderLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
+	if l == nil {
+		nilReceiver("TransformerEncoderLayer.Forward")
+	}
 	return l.ForwardMasked(x, AttentionMasks{})
 }
 
@@ -102,6 +105,9 @@ func (l *TransformerEncoderLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 // masks.KeyPadding); PerHeadWeights and SkipWeights are ignored. It
 // panics as MultiheadAttention.Forward.
 func (l *TransformerEncoderLayer) ForwardMasked(x *tensor.Tensor, masks AttentionMasks) *tensor.Tensor {
+	if l == nil {
+		nilReceiver("TransformerEncoderLayer.ForwardMasked")
+	}
 	need("TransformerEncoderLayer", "x", x)
 	if l.SelfAttn == nil || l.Linear1 == nil || l.Linear2 == nil || l.Norm1 == nil || l.Norm2 == nil || l.Activation == nil {
 		fail("TransformerEncoderLayer", tensor.ErrArgument, "self_attn, linear1, linear2, norm1, norm2 and the activation must not be nil", x)
@@ -129,11 +135,19 @@ func (l *TransformerEncoderLayer) ForwardMasked(x *tensor.Tensor, masks Attentio
 }
 
 // Slots returns nil: the layer's tensors belong to its children.
-func (l *TransformerEncoderLayer) Slots() []Slot { return nil }
+func (l *TransformerEncoderLayer) Slots() []Slot {
+	if l == nil {
+		nilReceiver("TransformerEncoderLayer.Slots")
+	}
+	return nil
+}
 
 // Children returns "self_attn", "linear1", "dropout", "linear2",
 // "norm1", "norm2", "dropout1", "dropout2", PyTorch's names and order.
 func (l *TransformerEncoderLayer) Children() []Child {
+	if l == nil {
+		nilReceiver("TransformerEncoderLayer.Children")
+	}
 	return []Child{{"self_attn", l.SelfAttn}, {"linear1", l.Linear1}, {"dropout", l.Drop}, {"linear2", l.Linear2},
 		{"norm1", l.Norm1}, {"norm2", l.Norm2}, {"dropout1", l.Drop1}, {"dropout2", l.Drop2}}
 }
@@ -175,6 +189,13 @@ func NewTransformerEncoder(layer *TransformerEncoderLayer, numLayers int, norm *
 	if layer == nil || numLayers < 1 {
 		fail("NewTransformerEncoder", tensor.ErrArgument, fmt.Sprintf("need a layer and at least one copy of it, got %d", numLayers))
 	}
+	// Each copy costs at least the layer's parameters (and two elements,
+	// so that a huge count of an empty layer is refused too).
+	shapes := [][]int{{2}}
+	for _, p := range Parameters(layer) {
+		shapes = append(shapes, p.Shape())
+	}
+	checkParamElems("NewTransformerEncoder", numLayers, shapes...)
 	e := &TransformerEncoder{Norm: norm}
 	for range numLayers {
 		e.Layers = append(e.Layers, layer.clone())
@@ -184,6 +205,9 @@ func NewTransformerEncoder(layer *TransformerEncoderLayer, numLayers int, norm *
 
 // Forward returns the encoder applied to x without masks: x's shape.
 func (e *TransformerEncoder) Forward(x *tensor.Tensor) *tensor.Tensor {
+	if e == nil {
+		nilReceiver("TransformerEncoder.Forward")
+	}
 	return e.ForwardMasked(x, AttentionMasks{})
 }
 
@@ -191,6 +215,9 @@ func (e *TransformerEncoder) Forward(x *tensor.Tensor) *tensor.Tensor {
 // src_key_padding_mask in PyTorch). It panics with ErrArgument for a nil
 // layer and as MultiheadAttention.Forward.
 func (e *TransformerEncoder) ForwardMasked(x *tensor.Tensor, masks AttentionMasks) *tensor.Tensor {
+	if e == nil {
+		nilReceiver("TransformerEncoder.ForwardMasked")
+	}
 	for i, l := range e.Layers {
 		if l == nil {
 			fail("TransformerEncoder", tensor.ErrArgument, fmt.Sprintf("layer %d is nil", i))
@@ -204,11 +231,19 @@ func (e *TransformerEncoder) ForwardMasked(x *tensor.Tensor, masks AttentionMask
 }
 
 // Slots returns nil.
-func (e *TransformerEncoder) Slots() []Slot { return nil }
+func (e *TransformerEncoder) Slots() []Slot {
+	if e == nil {
+		nilReceiver("TransformerEncoder.Slots")
+	}
+	return nil
+}
 
 // Children returns the layers as "layers" (whose children are "0",
 // "1", …, as a torch.nn.ModuleList) and Norm as "norm" when not nil.
 func (e *TransformerEncoder) Children() []Child {
+	if e == nil {
+		nilReceiver("TransformerEncoder.Children")
+	}
 	out := []Child{{Name: "layers", Module: moduleList[*TransformerEncoderLayer](e.Layers)}}
 	if e.Norm != nil {
 		out = append(out, Child{Name: "norm", Module: e.Norm})
