@@ -23,8 +23,9 @@ type ewOp struct {
 }
 
 // hugeAngle: WGSL's sin and cos lose all accuracy past a few thousand
-// radians (lavapipe returns 1 for cos(1e10)).
-func hugeAngle(a float64) bool { return math.Abs(a) > 1<<12 }
+// radians (lavapipe returns 1 for cos(1e10)). NaN counts too: cast to
+// Int32 it becomes -2³¹.
+func hugeAngle(a float64) bool { return !(math.Abs(a) <= 1<<12) }
 
 func (o ewOp) gpuInexact(f func(float64) bool) ewOp {
 	o.inexact = f
