@@ -32,7 +32,7 @@ func init() {
 
 type pongConfig struct {
 	hidden, maxFrames, skip int
-	gamma, decay      float64
+	gamma, decay            float64
 }
 
 // pongAgent is pg-pong: a policy network p(up | x) = σ(W2·relu(W1 x)) on
