@@ -28,6 +28,12 @@ func paramPtrs(m nn.Module) []**tensor.Tensor {
 // every parameter of m, which f reads from m's fields.
 func checkLayer(t *testing.T, name string, m nn.Module, inputs []*tensor.Tensor, f func(in []*tensor.Tensor) *tensor.Tensor) {
 	t.Helper()
+	checkLayerWith(t, name, autograd.CheckOptions{Atol: 1e-7, Rtol: 1e-5}, m, inputs, f)
+}
+
+// checkLayerWith is checkLayer with the tolerances of opt.
+func checkLayerWith(t *testing.T, name string, opt autograd.CheckOptions, m nn.Module, inputs []*tensor.Tensor, f func(in []*tensor.Tensor) *tensor.Tensor) {
+	t.Helper()
 	ptrs := paramPtrs(m)
 	xs := append([]*tensor.Tensor(nil), inputs...)
 	for _, p := range ptrs {
@@ -43,7 +49,7 @@ func checkLayer(t *testing.T, name string, m nn.Module, inputs []*tensor.Tensor,
 			*p = xs[len(inputs)+i]
 		}
 		return f(xs[:len(inputs)])
-	}, xs, autograd.CheckOptions{Atol: 1e-7, Rtol: 1e-5})
+	}, xs, opt)
 	if err != nil {
 		t.Errorf("%s: %v", name, err)
 	}
