@@ -230,7 +230,7 @@ func (m *MultiheadAttention) mask(scores *tensor.Tensor, masks AttentionMasks, n
 		case mk.DType() == tensor.Bool:
 			scores = scores.MaskedFill(mk.Reshape(shape...), math.Inf(-1))
 		case mk.DType().IsFloat():
-			scores = scores.Add(mk.Reshape(shape...))
+			scores = scores.Add(mk.Reshape(shape...).Cast(scores.DType()))
 		default:
 			fail(op, tensor.ErrDType, what+" must be Bool or float", mk)
 		}
