@@ -183,3 +183,36 @@ func TestStackDropout(t *testing.T) {
 		t.Error("with dropout 1 the second layer must read zeros")
 	}
 }
+
+// TestLayerNilReceivers: a method of a nil layer is ErrArgument naming
+// the receiver, as tensor's methods are.
+func TestLayerNilReceivers(t *testing.T) {
+	x := tensor.Ones([]int{2, 3, 4})
+	var (
+		bn  *nn.BatchNormLayer
+		gn  *nn.GroupNormLayer
+		gc  *nn.GRUCell
+		rnn *nn.RNN
+		gru *nn.GRU
+		ls  *nn.LSTM
+		so  *nn.StackOptions
+		mha *nn.MultiheadAttention
+		tel *nn.TransformerEncoderLayer
+		enc *nn.TransformerEncoder
+	)
+	for i, f := range []func(){
+		func() { bn.Forward(x) }, func() { bn.Slots() }, func() { bn.SetTraining(true) },
+		func() { gn.Forward(x) }, func() { gn.Slots() },
+		func() { gc.Forward(x, nil) }, func() { gc.Slots() },
+		func() { rnn.Forward(x, nil) }, func() { rnn.Slots() },
+		func() { gru.Forward(x, nil) }, func() { gru.Slots() },
+		func() { ls.Forward(x, nil, nil) }, func() { ls.Slots() }, func() { so.SetTraining(false) },
+		func() { mha.Forward(x, x, x, nn.AttentionMasks{}) }, func() { mha.Slots() }, func() { mha.Children() }, func() { mha.SetTraining(true) },
+		func() { tel.Forward(x) }, func() { tel.ForwardMasked(x, nn.AttentionMasks{}) }, func() { tel.Children() },
+		func() { enc.Forward(x) }, func() { enc.ForwardMasked(x, nn.AttentionMasks{}) }, func() { enc.Children() },
+	} {
+		if err := tensor.Catch(f); !errors.Is(err, tensor.ErrArgument) || !strings.Contains(err.Error(), "the receiver is a nil") {
+			t.Errorf("case %d: %v, want ErrArgument for the nil receiver", i, err)
+		}
+	}
+}

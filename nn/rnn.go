@@ -174,6 +174,7 @@ func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
 // torch.nn.LSTM returns output, (h_n, c_n). It panics with ErrShape when
 // x is neither 2-D nor 3-D or a state has the wrong shape.
 func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
+	receiver("LSTM", m)
 	out, s := runStack("LSTM", m.Cells, m.StackOptions, func(c *LSTMCell, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
 		h, cell := c.Forward(x, s[0], s[1])
 		return []*tensor.Tensor{h, cell}
@@ -186,6 +187,7 @@ func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
 // "bias_hh_l0", "weight_ih_l1", …. It panics with ErrArgument for a nil
 // cell.
 func (m *LSTM) Slots() []Slot {
+	receiver("LSTM.Slots", m)
 	return stackSlots("LSTM", m.Cells)
 }
 

@@ -102,6 +102,7 @@ func (l *TransformerEncoderLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 // masks.KeyPadding); PerHeadWeights and SkipWeights are ignored. It
 // panics as MultiheadAttention.Forward.
 func (l *TransformerEncoderLayer) ForwardMasked(x *tensor.Tensor, masks AttentionMasks) *tensor.Tensor {
+	receiver("TransformerEncoderLayer", l)
 	need("TransformerEncoderLayer", "x", x)
 	if l.SelfAttn == nil || l.Linear1 == nil || l.Linear2 == nil || l.Norm1 == nil || l.Norm2 == nil || l.Activation == nil {
 		fail("TransformerEncoderLayer", tensor.ErrArgument, "self_attn, linear1, linear2, norm1, norm2 and the activation must not be nil", x)
@@ -134,6 +135,7 @@ func (l *TransformerEncoderLayer) Slots() []Slot { return nil }
 // Children returns "self_attn", "linear1", "dropout", "linear2",
 // "norm1", "norm2", "dropout1", "dropout2", PyTorch's names and order.
 func (l *TransformerEncoderLayer) Children() []Child {
+	receiver("TransformerEncoderLayer.Children", l)
 	return []Child{{"self_attn", l.SelfAttn}, {"linear1", l.Linear1}, {"dropout", l.Drop}, {"linear2", l.Linear2},
 		{"norm1", l.Norm1}, {"norm2", l.Norm2}, {"dropout1", l.Drop1}, {"dropout2", l.Drop2}}
 }
@@ -191,6 +193,7 @@ func (e *TransformerEncoder) Forward(x *tensor.Tensor) *tensor.Tensor {
 // src_key_padding_mask in PyTorch). It panics with ErrArgument for a nil
 // layer and as MultiheadAttention.Forward.
 func (e *TransformerEncoder) ForwardMasked(x *tensor.Tensor, masks AttentionMasks) *tensor.Tensor {
+	receiver("TransformerEncoder", e)
 	for i, l := range e.Layers {
 		if l == nil {
 			fail("TransformerEncoder", tensor.ErrArgument, fmt.Sprintf("layer %d is nil", i))
@@ -209,6 +212,7 @@ func (e *TransformerEncoder) Slots() []Slot { return nil }
 // Children returns the layers as "layers" (whose children are "0",
 // "1", …, as a torch.nn.ModuleList) and Norm as "norm" when not nil.
 func (e *TransformerEncoder) Children() []Child {
+	receiver("TransformerEncoder.Children", e)
 	out := []Child{{Name: "layers", Module: moduleList[*TransformerEncoderLayer](e.Layers)}}
 	if e.Norm != nil {
 		out = append(out, Child{Name: "norm", Module: e.Norm})
