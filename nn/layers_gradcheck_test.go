@@ -114,7 +114,7 @@ func TestLayerGradients(t *testing.T) {
 
 	cfg := nn.DefaultTransformerConfig()
 	cfg.DimFeedforward, cfg.Dropout, cfg.NormFirst, cfg.BatchFirst, cfg.Activation = 6, 0, true, true, "gelu"
-	enc := nn.NewTransformerEncoder(nn.NewTransformerEncoderLayer(4, 2, cfg, f64, gen(23)), 2, nn.NewLayerNorm([]int{4}, f64))
+	enc := nn.NewTransformerEncoder(nn.NewTransformerEncoderLayer(4, 2, cfg, f64, gen(23)), 1, nn.NewLayerNorm([]int{4}, f64))
 	jitter(enc, 24)
 	checkLayer(t, "TransformerEncoder/pre-norm", enc, []*tensor.Tensor{randn64(25, 2, 3, 4)}, func(in []*tensor.Tensor) *tensor.Tensor {
 		return enc.ForwardMasked(in[0], nn.AttentionMasks{Causal: true})
