@@ -45,6 +45,9 @@ func TestLayerBadInput(t *testing.T) {
 		{"GRUCell(nil)", tensor.ErrArgument, "nn.GRUCell", func() { nn.NewGRUCell(3, 2).Forward(nil, nil) }},
 		{"GRUCell state", tensor.ErrShape, "state", func() { nn.NewGRUCell(3, 2).Forward(tensor.Ones([]int{4, 3}), tensor.Ones([]int{4, 3})) }},
 		{"NewGRU(3, 2, 0)", tensor.ErrArgument, "at least one layer", func() { nn.NewGRU(3, 2, 0) }},
+		{"NewGRU(3, 2, 2⁴⁰)", tensor.ErrOutOfMemory, "CPU budget", func() { nn.NewGRU(3, 2, 1<<40) }},
+		{"NewRNN(huge, huge, 1)", tensor.ErrOutOfMemory, "CPU budget", func() { nn.NewRNN(math.MaxInt, math.MaxInt, 1, false) }},
+		{"NewGRUCell(3, huge)", tensor.ErrOutOfMemory, "CPU budget", func() { nn.NewGRUCell(3, math.MaxInt/2) }},
 		{"NewRNN(3, -2, 1)", tensor.ErrArgument, "negative", func() { nn.NewRNN(3, -2, 1, false) }},
 		{"GRU 4-D input", tensor.ErrShape, "(seq, batch, input)", func() { nn.NewGRU(3, 2, 1).Forward(tensor.Ones([]int{4, 1, 1, 3}), nil) }},
 		{"GRU unbatched with a batched state", tensor.ErrShape, "(layers, hidden)", func() {

@@ -93,7 +93,7 @@ type RNN struct {
 // U(-1/√hidden, 1/√hidden); in training mode, without dropout. It
 // panics with ErrArgument when layers < 1 or a size is negative.
 func NewRNN(input, hidden, layers int, relu bool, opts ...tensor.Option) *RNN {
-	return &RNN{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewRNN", input, hidden, layers, func(in int) *RNNCell {
+	return &RNN{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewRNN", 1, input, hidden, layers, func(in int) *RNNCell {
 		c := NewRNNCell(in, hidden, opts...)
 		c.ReLU = relu
 		return c
@@ -135,7 +135,7 @@ type GRU struct {
 // hidden → hidden), initialised as NewGRUCell. It panics with
 // ErrArgument when layers < 1 or a size is negative.
 func NewGRU(input, hidden, layers int, opts ...tensor.Option) *GRU {
-	return &GRU{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewGRU", input, hidden, layers, func(in int) *GRUCell {
+	return &GRU{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewGRU", 3, input, hidden, layers, func(in int) *GRUCell {
 		return NewGRUCell(in, hidden, opts...)
 	})}
 }
@@ -159,14 +159,15 @@ func (m *GRU) Slots() []Slot {
 // Children returns nil.
 func (m *GRU) Children() []Child { return nil }
 
-// stackCells returns the cells of a stack of layers: cell(input), then
-// cell(hidden) for the layers above. It panics with ErrArgument when
-// layers < 1 or a size is negative.
-func stackCells[C any](op string, input, hidden, layers int, cell func(in int) C) []C {
+// stackCells returns the cells of a stack of layers of gates·hidden
+// units: cell(input), then cell(hidden) for the layers above. It panics
+// with ErrArgument when layers < 1 or a size is negative and as
+// checkRecurrentSize for a stack beyond the CPU budget.
+func stackCells[C any](op string, gates, input, hidden, layers int, cell func(in int) C) []C {
 	if layers < 1 {
 		fail(op, tensor.ErrArgument, fmt.Sprintf("need at least one layer, got %d", layers))
 	}
-	checkSizes(op, input, hidden)
+	checkRecurrentSize(op, layers, gates, input, hidden)
 	cells := make([]C, layers)
 	for l := range cells {
 		in := hidden
