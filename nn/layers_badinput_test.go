@@ -83,6 +83,9 @@ func TestLayerBadInput(t *testing.T) {
 		{"NewTransformerEncoderLayer feed-forward", tensor.ErrArgument, "dim_feedforward", func() { nn.NewTransformerEncoderLayer(6, 2, noFF) }},
 		{"NewTransformerEncoderLayer heads", tensor.ErrArgument, "divisible", func() { nn.NewTransformerEncoderLayer(6, 4, cfg) }},
 		{"NewTransformerEncoder(nil)", tensor.ErrArgument, "need a layer", func() { nn.NewTransformerEncoder(nil, 2, nil) }},
+		{"NewTransformerEncoder 2⁴⁰ layers", tensor.ErrOutOfMemory, "CPU budget", func() {
+			nn.NewTransformerEncoder(nn.NewTransformerEncoderLayer(6, 2, cfg), 1<<40, nil)
+		}},
 		{"TransformerEncoder nil layer", tensor.ErrArgument, "layer 0 is nil", func() {
 			(&nn.TransformerEncoder{Layers: []*nn.TransformerEncoderLayer{nil}}).Forward(x3)
 		}},

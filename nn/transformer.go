@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math/big"
 	"strconv"
 
 	"github.com/tessera-ml/tessera/tensor"
@@ -172,10 +173,18 @@ type TransformerEncoder struct {
 // NewTransformerEncoder returns torch.nn.TransformerEncoder(layer,
 // numLayers, norm): numLayers copies of layer (each starting from
 // layer's parameters, as PyTorch deep-copies it), then norm (nil for
-// none). It panics with ErrArgument when layer is nil or numLayers < 1.
+// none). It panics with ErrArgument when layer is nil or numLayers < 1,
+// and with ErrOutOfMemory when the copies would exceed the CPU budget.
 func NewTransformerEncoder(layer *TransformerEncoderLayer, numLayers int, norm *LayerNormLayer) *TransformerEncoder {
 	if layer == nil || numLayers < 1 {
 		fail("NewTransformerEncoder", tensor.ErrArgument, fmt.Sprintf("need a layer and at least one copy of it, got %d", numLayers))
+	}
+	bytes := big.NewInt(0)
+	for _, t := range StateDict(layer) {
+		bytes.Add(bytes, big.NewInt(int64(t.Numel()*t.DType().Size())))
+	}
+	if budget, err := tensor.CPUBudget(); err == nil && bytes.Mul(bytes, big.NewInt(int64(numLayers))).Cmp(big.NewInt(budget)) > 0 {
+		fail("NewTransformerEncoder", tensor.ErrOutOfMemory, fmt.Sprintf("%d copies of the layer (%v bytes) exceed the CPU budget of %d bytes", numLayers, bytes, budget))
 	}
 	e := &TransformerEncoder{Norm: norm}
 	for range numLayers {
