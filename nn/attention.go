@@ -97,7 +97,7 @@ func NewMultiheadAttentionKV(embedDim, numHeads, kdim, vdim int, bias bool, opts
 	}
 	e := embedDim
 	xavier := func(out, in int) *tensor.Tensor {
-		return uniformParam([]int{out, in}, math.Sqrt(6/float64(out+in)), opts)
+		return uniformParam([]int{out, in}, math.Sqrt(6/(float64(out)+float64(in))), opts)
 	}
 	m := &MultiheadAttention{EmbedDim: e, NumHeads: numHeads, Training: true}
 	if kdim == e && vdim == e {
