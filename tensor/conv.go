@@ -1,7 +1,5 @@
 package tensor
 
-import "fmt"
-
 // ConvOptions are the arguments of Conv2d and ConvTranspose2d after the
 // tensors, as torch.nn.functional.conv2d and conv_transpose2d take them:
 // Stride, Padding and Dilation as (height, width) pairs, zero Stride and
@@ -137,13 +135,30 @@ func ConvTranspose2d(x, weight, bias *Tensor, o ConvOptions) *Tensor {
 			failf("ConvTranspose2d", ErrShape, []*Tensor{x, weight}, "the output size %v is not positive", size)
 		}
 	}
-	if oh, ow := win.positions(0, size[0]), win.positions(1, size[1]); oh != h || ow != wd {
-		panic(fmt.Sprintf("tensor: ConvTranspose2d: %d×%d window positions over %v, want %d×%d", oh, ow, size, h, wd))
-	}
 	cout := w.shape[1] * g
 	// (G, Cout/G·kh·kw, Cin/G) · (N, G, Cin/G, H·W): every input pixel's
 	// contribution to each kernel element of each output channel.
 	wt := w.Reshape(g, cin/g, cout/g*kh*kw).Transpose(1, 2)
 	cols := wt.MatMul(x4.Reshape(n, g, cin/g, h*wd)).Reshape(n, cout*kh*kw, h*wd)
-	return withBias(fold(cols, size, win), a.b, a.unbatched)
+	if win.positions(0, size[0]) == h && win.positions(1, size[1]) == wd {
+		return withBias(fold(cols, size, win), a.b, a.unbatched)
+	}
+	// An output padding of a stride or more (allowed below the dilation)
+	// adds window positions: fold the whole unpadded output instead, and
+	// cut the padding off it, extended by zeros where the output padding
+	// reaches past it.
+	full := [2]int{(h-1)*win.Stride[0] + win.Dilation[0]*(kh-1) + 1, (wd-1)*win.Stride[1] + win.Dilation[1]*(kw-1) + 1}
+	bare := win
+	bare.Padding = [2]int{}
+	y := fold(cols, full, bare)
+	for i := range 2 {
+		dim, p := 2+i, win.Padding[i]
+		if extra := p + size[i] - full[i]; extra > 0 {
+			zshape := y.Shape()
+			zshape[dim] = extra
+			y = Cat([]*Tensor{y, Zeros(zshape, Like(y))}, dim)
+		}
+		y = y.Narrow(dim, p, size[i])
+	}
+	return withBias(y, a.b, a.unbatched)
 }
