@@ -3,9 +3,7 @@ package bench
 import (
 	"fmt"
 
-	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/nn"
-	"github.com/tessera-ml/tessera/optim"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -60,16 +58,8 @@ var cnnStep = Workload{
 			nn.Func(func(x *tensor.Tensor) *tensor.Tensor { return x.Flatten(1, -1) }),
 			nn.NewLinear(c2*7*7, 10, tensor.On(dev)),
 		)
-		opt := optim.NewSGD(nn.Parameters(model), optim.LR(0.01))
 		x := tensor.Randn([]int{batch, 1, 28, 28}, tensor.On(dev))
 		y := tensor.RandInt(0, 10, []int{batch}, tensor.On(dev))
-		step := scoped(func() {
-			loss := nn.CrossEntropy(model.Forward(x), y)
-			autograd.Backward(loss)
-			opt.Step()
-			opt.ZeroGrad()
-			loss.Item()
-		})
-		return Case{Step: step, Release: released(append(nn.Parameters(model), x, y)...)}
+		return classifierStep(model, x, y)
 	},
 }
