@@ -22,8 +22,8 @@ func poolWindow(op string, x *Tensor, w Window2d) Window2d {
 // returns f of the windows as (n, C, kh·kw, L), run by slices of the
 // batch (byBatch), and the positions (oh, ow).
 func pooled(op string, x *Tensor, w Window2d, pad float64, f func(win *Tensor) []*Tensor) ([]*Tensor, int, int) {
-	c, kk := x.shape[1], w.Kernel[0]*w.Kernel[1]
 	oh, ow := w.outSize(op, x.shape[2], x.shape[3], x)
+	c, kk := x.shape[1], shapeNumel(op, w.Kernel[:], x)
 	outs := byBatch(x, shapeNumel(op, []int{c, kk, oh, ow}, x), func(xs *Tensor) []*Tensor {
 		return f(unfold(op, xs, w, pad).Reshape(xs.shape[0], c, kk, oh*ow))
 	})
@@ -77,6 +77,9 @@ func maxPool2d(x *Tensor, w Window2d, withIndices bool) (out, indices *Tensor) {
 	// The input position of kernel element k at window position l is
 	// rowOff[k] + base[l], both tables made on the host.
 	width := x4.shape[3]
+	if x4.shape[2]*width > math.MaxInt32 {
+		fail("MaxPool2d", ErrArgument, "indices into a plane of more than 2^31-1 elements do not fit Int32", x)
+	}
 	rowOff := make([]int32, 0, w.Kernel[0]*w.Kernel[1])
 	for i := range w.Kernel[0] {
 		for j := range w.Kernel[1] {

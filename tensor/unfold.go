@@ -127,7 +127,7 @@ func unfold(op string, x *Tensor, w Window2d, pad float64) *Tensor {
 	w.check(op, x)
 	n, c, h, wd := x.shape[0], x.shape[1], x.shape[2], x.shape[3]
 	oh, ow := w.outSize(op, h, wd, x)
-	shape := []int{n, c * w.Kernel[0] * w.Kernel[1], oh * ow}
+	shape := []int{n, shapeNumel(op, []int{c, w.Kernel[0], w.Kernel[1]}, x), oh * ow}
 	shapeNumel(op, shape, x)
 	out := newTensor(x.dtype, shape, x.Device())
 	backendOf(x.Device()).unfold(out, x, window{w, c, h, wd, oh, ow}, pad)
@@ -169,7 +169,7 @@ func fold(cols *Tensor, size [2]int, w Window2d) *Tensor {
 		failf("Fold", ErrArgument, []*Tensor{cols}, "bad output size %v", size)
 	}
 	oh, ow := w.outSize("Fold", size[0], size[1], cols)
-	kk := w.Kernel[0] * w.Kernel[1]
+	kk := shapeNumel("Fold", w.Kernel[:], cols)
 	n, rows, l := cols.shape[0], cols.shape[1], cols.shape[2]
 	if rows%kk != 0 || l != oh*ow {
 		fail("Fold", ErrShape, fmt.Sprintf("columns must be (N, C·%d, %d) for the window %+v and output size %v", kk, oh*ow, w, size), cols)
