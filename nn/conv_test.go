@@ -157,6 +157,18 @@ func TestConvLayersBadInput(t *testing.T) {
 	}
 }
 
+// TestUnfoldFoldLayers: nn.Fold of nn.Unfold multiplies each element by
+// the number of windows that cover it (here 1: windows tile the input).
+func TestUnfoldFoldLayers(t *testing.T) {
+	w := tensor.Window2d{Kernel: [2]int{2, 3}, Stride: [2]int{2, 3}}
+	x := tensor.Uniform([]int{2, 3, 4, 6}, -1, 1)
+	cols := nn.Unfold{Window: w}.Forward(x)
+	if !slices.Equal(cols.Shape(), []int{2, 18, 4}) {
+		t.Fatalf("Unfold: shape %v", cols.Shape())
+	}
+	closeTo(t, "Fold(Unfold(x))", nn.Fold{Size: [2]int{4, 6}, Window: w}.Forward(cols), x)
+}
+
 // TestConvLayersLearn trains a tiny CNN with SGD to tell horizontal bars
 // from vertical ones in noisy 9×9 images: the training loss must fall
 // below a tenth of its start, and every image be classified right.
