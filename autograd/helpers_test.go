@@ -171,19 +171,6 @@ func mask(shape ...int) *tensor.Tensor {
 	return tensor.New(v, shape...)
 }
 
-// near reports whether got and want agree to tol, element by element.
-func near(t *testing.T, what string, got, want []float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if !(math.Abs(got[i]-want[i]) <= tol*max(1, math.Abs(want[i]))) {
-			t.Errorf("%s[%d] = %.12g, want %.12g", what, i, got[i], want[i])
-		}
-	}
-}
-
 // mustPanic runs f and returns the *tensor.Error it panics with; the test
 // fails if f does not panic with one.
 func mustPanic(t *testing.T, f func()) *tensor.Error {

@@ -2,7 +2,6 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -192,18 +191,6 @@ func checkUntouched[T Elem](t *testing.T, name string, buf []T, l Layout) {
 			t.Fatalf("%s: element %d outside the output view was written (%v)", name, i, v)
 		}
 	}
-}
-
-// near reports whether got matches want within tol (relative to scale);
-// NaNs match NaNs and infinities must be equal.
-func near(got, want, tol, scale float64) bool {
-	if math.IsNaN(want) || math.IsNaN(got) {
-		return math.IsNaN(want) && math.IsNaN(got)
-	}
-	if math.IsInf(want, 0) || math.IsInf(got, 0) {
-		return got == want
-	}
-	return math.Abs(got-want) <= tol*math.Max(scale, 1)
 }
 
 // tolFor is the relative tolerance of element type T.

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -64,7 +65,7 @@ func checkMatMul[T Float](t *testing.T, r *rand.Rand, b, m, n, k int, ak, bk, dk
 					scale += math.Abs(p)
 				}
 				got := f64(dst[at(dl, []int{bi, i, j})])
-				if !near(got, s, 4*tolFor[T](), scale) {
+				if !approx.Abs(4*tolFor[T]()*max(scale, 1)).Equal(got, s) {
 					t.Fatalf("%s: dst[%d,%d,%d] = %v, want %v", name, bi, i, j, got, s)
 				}
 			}

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"testing"
 )
@@ -51,7 +52,7 @@ func reduceF32All(op string, x []float32) float32 {
 func checkVec(t *testing.T, name string, x []float32) {
 	t.Helper()
 	sum, mx, mn, scale := refF32(x)
-	if got := sumF32(x); !near(got, sum, 1e-12, scale) {
+	if got := sumF32(x); !approx.Abs(1e-12*max(scale, 1)).Equal(got, sum) {
 		t.Fatalf("%s: sumF32 = %v, want %v", name, got, sum)
 	}
 	if got := float64(maxAnyF32(x)); !sameF(got, mx) {
@@ -65,7 +66,7 @@ func checkVec(t *testing.T, name string, x []float32) {
 	for _, asm := range []bool{false, old} {
 		reduceAsm = asm
 		if got := float64(reduceF32All("sum", x)); !sameF(got, float64(float32(sum))) &&
-			!near(got, float64(float32(sum)), 1e-7, scale) {
+			!approx.Abs(1e-7*max(scale, 1)).Equal(got, float64(float32(sum))) {
 			t.Fatalf("%s asm=%v: Reduce sum = %v, want %v", name, asm, got, float32(sum))
 		}
 		if got := float64(reduceF32All("max", x)); !sameF(got, mx) {
@@ -155,7 +156,7 @@ func TestReduceVecRows(t *testing.T) {
 			reduceAsm = true
 			for i := range got {
 				if !sameF(float64(got[i]), float64(want[i])) &&
-					!near(float64(got[i]), float64(want[i]), 1e-6, 1) {
+					!approx.Abs(1e-6).Equal(float64(got[i]), float64(want[i])) {
 					t.Fatalf("%v %s row %d: %v, plain loops %v", shape, op, i, got[i], want[i])
 				}
 			}

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"os"
 	"path/filepath"
@@ -408,7 +409,7 @@ func covAgree(cpu, gpu covOutcome) string {
 	if cpu.dtype != gpu.dtype || !slices.Equal(cpu.shape, gpu.shape) {
 		return fmt.Sprintf("the CPU gives %v %v, the GPU %v %v", cpu.dtype, cpu.shape, gpu.dtype, gpu.shape)
 	}
-	return covClose("the CPU", cpu.vals, "the GPU", gpu.vals, cpu.dtype)
+	return covDiff("the CPU", cpu.vals, "the GPU", gpu.vals, cpu.dtype)
 }
 
 // covMatchesRef says how an outcome on the CPU differs from the same call
@@ -434,23 +435,24 @@ func covMatchesRef(ref, o covOutcome) string {
 			want[i] = v
 		}
 	}
-	return covClose("float64", want, o.dtype.String(), o.vals, o.dtype)
+	return covDiff("float64", want, o.dtype.String(), o.vals, o.dtype)
 }
 
-// covClose compares values: exactly unless dt is a float type, then
-// within a float32 tolerance; NaN matches NaN.
-func covClose(wantName string, want []float64, gotName string, got []float64, dt tensor.DType) string {
-	for i, w := range want {
-		g := got[i]
-		switch {
-		case g == w, math.IsNaN(g) && math.IsNaN(w):
-			continue
-		case dt.IsFloat() && math.Abs(g-w) <= 1e-5+1e-4*math.Abs(w):
-			continue
-		}
-		return fmt.Sprintf("element %d: %s %v, %s %v (%s %v, %s %v)", i, wantName, w, gotName, g, wantName, want, gotName, got)
+// covDiff compares values: exactly unless dt is a float type, then
+// within approx.Close32; NaN matches NaN.
+func covDiff(wantName string, want []float64, gotName string, got []float64, dt tensor.DType) string {
+	tol := approx.Exact
+	if dt.IsFloat() {
+		tol = approx.Close32
 	}
-	return ""
+	switch i := approx.Mismatch(got, want, tol); {
+	case i < 0:
+		return ""
+	case i == len(want):
+		return fmt.Sprintf("%s has %d values, %s %d", gotName, len(got), wantName, len(want))
+	default:
+		return fmt.Sprintf("element %d: %s %v, %s %v (%s %v, %s %v)", i, wantName, want[i], gotName, got[i], wantName, want, gotName, got)
+	}
 }
 
 // covRecords reports which ops a call records in the autograd graph when

@@ -2,6 +2,7 @@ package tensor_test
 
 import (
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -285,7 +286,7 @@ func TestGPUReductionSweepAfterElementwise(t *testing.T) {
 					got[i] = k.f(e, tc.dim)
 				}
 				for i, k := range reductionKinds {
-					expectClose(t, fmt.Sprintf("%s, %s", what, k.name), got[i].Float32s(), k.f(want, tc.dim).Float32s(), 1e-4)
+					approx.CheckAny(t, fmt.Sprintf("%s, %s", what, k.name), got[i].Float32s(), k.f(want, tc.dim).Float32s(), approx.Rel1(1e-4))
 				}
 			})
 		})

@@ -3,6 +3,7 @@ package tensor_test
 import (
 	"errors"
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"runtime"
 	"slices"
@@ -46,59 +47,6 @@ func sameBits(a, b []float32) (int, bool) {
 		}
 	}
 	return 0, true
-}
-
-// closeTo reports the first index where got and want differ: a NaN or an
-// infinity in one and not at the same place in the other, or finite
-// values further apart than tol·(1+|want|).
-func closeTo(got, want []float32, tol float64) (int, bool) {
-	if len(got) != len(want) {
-		return -1, false
-	}
-	for i := range got {
-		g, w := float64(got[i]), float64(want[i])
-		switch {
-		case math.IsNaN(w) || math.IsNaN(g):
-			if math.IsNaN(w) != math.IsNaN(g) {
-				return i, false
-			}
-		case math.IsInf(w, 0) || math.IsInf(g, 0):
-			if g != w {
-				return i, false
-			}
-		case math.Abs(g-w) > tol*(1+math.Abs(w)):
-			return i, false
-		}
-	}
-	return 0, true
-}
-
-// expectClose fails when got and want (host slices of one dtype) differ.
-func expectClose(t *testing.T, what string, got, want any, tol float64) {
-	t.Helper()
-	switch w := want.(type) {
-	case []float32:
-		g := got.([]float32)
-		if i, ok := closeTo(g, w, tol); !ok {
-			if i < 0 {
-				t.Errorf("%s: %d elements, want %d", what, len(g), len(w))
-				return
-			}
-			t.Errorf("%s: element %d is %v, want %v (of %d)", what, i, g[i], w[i], len(w))
-		}
-	case []int32:
-		g := got.([]int32)
-		if !slices.Equal(g, w) {
-			t.Errorf("%s: got %v, want %v", what, abridge(g), abridge(w))
-		}
-	case []bool:
-		g := got.([]bool)
-		if !slices.Equal(g, w) {
-			t.Errorf("%s: got %v, want %v", what, abridge(g), abridge(w))
-		}
-	default:
-		t.Fatalf("%s: unexpected %T", what, want)
-	}
 }
 
 func abridge[T any](s []T) string {
@@ -229,7 +177,7 @@ func TestGPUBatchCapsGiveIdenticalResults(t *testing.T) {
 		if ref.vals == nil {
 			ref = got
 			for i, name := range got.names {
-				expectClose(t, fmt.Sprintf("cap %d, %s against the CPU", bc, name), got.vals[i], cpu.vals[i], 2e-4)
+				approx.CheckAny(t, fmt.Sprintf("cap %d, %s against the CPU", bc, name), got.vals[i], cpu.vals[i], approx.Rel1(2e-4))
 			}
 			continue
 		}
@@ -240,7 +188,7 @@ func TestGPUBatchCapsGiveIdenticalResults(t *testing.T) {
 					t.Errorf("cap %d, %s: element %d is %v, %v at cap 1 (bitwise)", bc, name, j, v[max(j, 0)], ref.vals[i].([]float32)[max(j, 0)])
 				}
 			default:
-				expectClose(t, fmt.Sprintf("cap %d, %s against cap 1", bc, name), v, ref.vals[i], 0)
+				approx.CheckAny(t, fmt.Sprintf("cap %d, %s against cap 1", bc, name), v, ref.vals[i], approx.Rel1(0))
 			}
 		}
 	}
@@ -279,7 +227,7 @@ func TestGPUReadbackMidBatch(t *testing.T) {
 				t.Fatalf("recording three ops at cap %d submitted", 1<<20)
 			}
 			// y1 while y2 and y3, recorded after it, are still unsubmitted.
-			expectClose(t, "y1 read mid-batch", y1.Float32s(), want(func(v float32) float32 { return 2 * v }), 0)
+			approx.CheckAny(t, "y1 read mid-batch", y1.Float32s(), want(func(v float32) float32 { return 2 * v }), approx.Rel1(0))
 			// Keep going: modify y1 in place, use it and y3 again.
 			y1.AddScalarInPlace(5)
 			y4 := y1.Add(y3)
@@ -296,8 +244,8 @@ func TestGPUReadbackMidBatch(t *testing.T) {
 					}
 				}
 			}
-			expectClose(t, "y2 after later reads", y2.Float32s(), want(func(v float32) float32 { return 2*v + 1 }), 0)
-			expectClose(t, "y1 after the in-place update", y1.Float32s(), want(func(v float32) float32 { return 2*v + 5 }), 0)
+			approx.CheckAny(t, "y2 after later reads", y2.Float32s(), want(func(v float32) float32 { return 2*v + 1 }), approx.Rel1(0))
+			approx.CheckAny(t, "y1 after the in-place update", y1.Float32s(), want(func(v float32) float32 { return 2*v + 5 }), approx.Rel1(0))
 			var ws float64
 			for _, v := range w4 {
 				ws += float64(v)
@@ -372,8 +320,8 @@ func TestGPUUploadIntoReusedBlock(t *testing.T) {
 				if g.SubmitCount() != subs {
 					t.Fatalf("the uploads submitted the batch; the test needs them inside it")
 				}
-				expectClose(t, "y = 3x+1 of the old x", y.Float32s(), want, 0)
-				expectClose(t, "the new upload", x2.Float32s(), newX, 0)
+				approx.CheckAny(t, "y = 3x+1 of the old x", y.Float32s(), want, approx.Rel1(0))
+				approx.CheckAny(t, "the new upload", x2.Float32s(), newX, approx.Rel1(0))
 				y.Release()
 				x2.Release()
 			})
@@ -442,7 +390,7 @@ func TestGPUInPlaceAliasing(t *testing.T) {
 					got = res
 				}
 			}
-			expectClose(t, c.name, got, want, 1e-6)
+			approx.CheckAny(t, c.name, got, want, approx.Rel1(1e-6))
 		})
 	}
 	t.Run("int32 MulInPlace(x)", func(t *testing.T) {
@@ -454,7 +402,7 @@ func TestGPUInPlaceAliasing(t *testing.T) {
 			for i, e := range v {
 				want[i] = 2 * e * e
 			}
-			expectClose(t, "int32 x*x then x+x", x.Int32s(), want, 0)
+			approx.CheckAny(t, "int32 x*x then x+x", x.Int32s(), want, approx.Rel1(0))
 		})
 	})
 }
@@ -618,7 +566,7 @@ func TestGPUNaNAndInfRows(t *testing.T) {
 					t.FailNow()
 				}
 				results[op.name] = res
-				expectClose(t, op.name+": GPU against CPU", res[1], res[0], 1e-5)
+				approx.CheckAny(t, op.name+": GPU against CPU", res[1], res[0], approx.Rel1(1e-5))
 			}
 			// PyTorch's rules, on the GPU's results.
 			sm := results["Softmax(1)"][1].([]float32)

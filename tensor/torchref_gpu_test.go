@@ -20,6 +20,7 @@ package tensor_test
 
 import (
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -405,8 +406,8 @@ func compareGPUTorch(t *testing.T, what string, got hostTensor, want torchref.Te
 			if a != nil && !special(a[i]) && !special(w[i]) {
 				slack = math.Abs(a[i] - w[i])
 			}
-			ok = agrees(v, w[i], atol+slack, tl.rtol)
-			if !ok && a != nil && (special(a[i]) || special(w[i])) && agrees(v, a[i], atol, tl.rtol) {
+			ok = approx.AbsRel(atol+slack, tl.rtol).Equal(v, w[i])
+			if !ok && a != nil && (special(a[i]) || special(w[i])) && approx.AbsRel(atol, tl.rtol).Equal(v, a[i]) {
 				ok = true
 				flips++
 			}
@@ -435,18 +436,6 @@ func compareGPUTorch(t *testing.T, what string, got hostTensor, want torchref.Te
 	}
 }
 
-// agrees reports whether v matches w: NaN with NaN, infinities exactly,
-// else |v−w| ≤ atol + rtol·|w|.
-func agrees(v, w, atol, rtol float64) bool {
-	switch {
-	case math.IsNaN(w):
-		return math.IsNaN(v)
-	case math.IsInf(w, 0):
-		return v == w
-	}
-	return !math.IsNaN(v) && math.Abs(v-w) <= atol+rtol*math.Abs(w)
-}
-
 // compareGPUCPU compares a GPU result with the CPU's for the same inputs.
 func compareGPUCPU(t *testing.T, what string, g, c hostTensor, tl tolerance, op string, st *gpuFamilyStats) {
 	t.Helper()
@@ -467,9 +456,9 @@ func compareGPUCPU(t *testing.T, what string, g, c hostTensor, tl tolerance, op 
 		w := c.data[i]
 		var ok bool
 		if tl.exactFwd || c.dt != tensor.Float32 {
-			ok = v == w || math.IsNaN(v) && math.IsNaN(w)
+			ok = approx.Exact.Equal(v, w)
 		} else {
-			ok = agrees(v, w, atol, tl.rtol)
+			ok = approx.AbsRel(atol, tl.rtol).Equal(v, w)
 		}
 		if !math.IsNaN(v) && !math.IsNaN(w) && !math.IsInf(w, 0) && c.dt == tensor.Float32 && !tl.exactFwd {
 			worst = max(worst, math.Abs(v-w)/(atol+tl.rtol*math.Abs(w)))

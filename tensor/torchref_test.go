@@ -10,6 +10,7 @@ package tensor_test
 
 import (
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"runtime/debug"
 	"slices"
@@ -174,14 +175,10 @@ func applyViews(t *testing.T, base *tensor.Tensor, x torchref.Tensor) *tensor.Te
 			m.Data[i] = float64(float32(d))
 		}
 	}
-	if !slices.Equal(v.Shape(), m.Shape) || !sameFloats(v.Float64s(), m.Data) {
+	if !slices.Equal(v.Shape(), m.Shape) || !(approx.Mismatch(v.Float64s(), m.Data, approx.Exact) < 0) {
 		t.Fatalf("view chain %v: Tessera gives shape %v %v, torchref %v %v", x.View, v.Shape(), v.Float64s(), m.Shape, m.Data)
 	}
 	return v
-}
-
-func sameFloats(a, b []float64) bool {
-	return slices.EqualFunc(a, b, func(x, y float64) bool { return x == y || (math.IsNaN(x) && math.IsNaN(y)) })
 }
 
 // tolerance is |got-want| <= atol + rtol·|want| for floats, where atol is
@@ -301,16 +298,7 @@ func compareTorch(t *testing.T, what string, got *tensor.Tensor, want torchref.T
 	var msg strings.Builder
 	for i, w := range want.Data {
 		v := g[i]
-		ok := false
-		switch {
-		case math.IsNaN(w):
-			ok = math.IsNaN(v)
-		case math.IsInf(w, 0):
-			ok = v == w
-		default:
-			ok = !math.IsNaN(v) && math.Abs(v-w) <= atol+tl.rtol*math.Abs(w)
-		}
-		if !ok {
+		if !approx.AbsRel(atol, tl.rtol).Equal(v, w) {
 			if bad < 5 {
 				fmt.Fprintf(&msg, "\n  [%d] got %.17g, torch %.17g (diff %.3g)", i, v, w, v-w)
 			}

@@ -1,6 +1,7 @@
 package wgsl_test
 
 import (
+	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"testing"
 
@@ -135,7 +136,7 @@ func TestElementwiseUnaryGPU(t *testing.T) {
 				wgsl.ElementwiseArgs{Out: c.out, In: c.in, P0: uc.p0, P1: uc.p1, Limits: limits(g)}, f32bytes(init), [][]byte{f32bytes(x)}))
 			want := append([]float32(nil), init...)
 			cpu.Unary(viaF64(uc.ref), want, cl(c.out), x, cl(c.in[0]))
-			checkF32(t, uc.name+"/"+c.name, got, want, uc.atol, uc.rtol)
+			approx.Require(t, uc.name+"/"+c.name, got, want, approx.AbsRel(uc.atol, uc.rtol))
 		}
 	}
 }
@@ -199,7 +200,7 @@ func TestElementwiseBinaryGPU(t *testing.T) {
 			ref := bc.ref
 			f := cpu.Fn2[float32, float32]{F: func(x, y float32) float32 { return float32(ref(float64(x), float64(y))) }}
 			cpu.Binary(f, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
-			checkF32(t, bc.name+"/"+c.name, got, want, 0, bc.rtol)
+			approx.Require(t, bc.name+"/"+c.name, got, want, approx.AbsRel(0, bc.rtol))
 		}
 		// Comparisons on small integers as f32 (ties included) and i32.
 		for _, cc := range compareCases {
@@ -263,7 +264,7 @@ func TestElementwiseTernaryGPU(t *testing.T) {
 				wgsl.ElementwiseArgs{Out: c.out, In: c.in, P0: 0.75, Limits: limits(g)}, f32bytes(init), [][]byte{f32bytes(a), f32bytes(b), f32bytes(d)}))
 			want := append([]float32(nil), init...)
 			cpu.Ternary(cpu.Fn3[float32]{F: tc.ref}, want, cl(c.out), a, cl(c.in[0]), b, cl(c.in[1]), d, cl(c.in[2]))
-			checkF32(t, tc.expr+"/"+c.name, got, want, 1e-6, 1e-6)
+			approx.Require(t, tc.expr+"/"+c.name, got, want, approx.AbsRel(1e-6, 1e-6))
 		}
 		// where(cond, x, y) for f32 and i32.
 		cond := randBools(&r, c.size[1])
@@ -297,11 +298,11 @@ func TestElementwiseCastFillCopyGPU(t *testing.T) {
 		wantF := make([]float32, c.size[0])
 		cpu.Cast(wantF, cl(c.out), xi, cl(c.in[0]))
 		gotF := bytesF32(runEW(t, g, "f32(x)", []string{wgsl.I32}, wgsl.F32, wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: lim}, f32bytes(make([]float32, c.size[0])), [][]byte{i32bytes(xi)}))
-		checkF32(t, "cast i32->f32/"+c.name, gotF, wantF, 0, 0)
+		approx.Require(t, "cast i32->f32/"+c.name, gotF, wantF, approx.AbsRel(0, 0))
 		xb := randBools(&r, c.size[1])
 		cpu.Cast(wantF, cl(c.out), xb, cl(c.in[0]))
 		gotF = bytesF32(runEW(t, g, "f32(x)", []string{wgsl.Bool}, wgsl.F32, wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: lim}, f32bytes(make([]float32, c.size[0])), [][]byte{boolbytes(xb)}))
-		checkF32(t, "cast bool->f32/"+c.name, gotF, wantF, 0, 0)
+		approx.Require(t, "cast bool->f32/"+c.name, gotF, wantF, approx.AbsRel(0, 0))
 		wantB := make([]bool, c.size[0])
 		cpu.Cast(wantB, cl(c.out), x, cl(c.in[0]))
 		gotB := bytesU32(runEW(t, g, "x != 0.0", []string{wgsl.F32}, wgsl.Bool, wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: lim}, boolbytes(make([]bool, c.size[0])), [][]byte{f32bytes(x)}))
@@ -336,7 +337,7 @@ func TestElementwiseInPlaceGPU(t *testing.T) {
 		got := bytesF32(runEW(t, g, "x * y", []string{wgsl.F32, wgsl.F32}, wgsl.F32,
 			wgsl.ElementwiseArgs{Out: c.out, In: []wgsl.Layout{c.out, c.in[1]}, Alias: []bool{true, false}, Limits: limits(g)},
 			f32bytes(xy), [][]byte{nil, f32bytes(y)}))
-		checkF32(t, "inplace/"+c.name, got, want, 0, 0)
+		approx.Require(t, "inplace/"+c.name, got, want, approx.AbsRel(0, 0))
 	}
 }
 

@@ -1,6 +1,7 @@
 package wgsl_test
 
 import (
+	"github.com/tessera-ml/tessera/internal/approx"
 	"testing"
 
 	"github.com/tessera-ml/tessera/cpu"
@@ -81,7 +82,7 @@ func TestGatherGPU(t *testing.T) {
 		if err := cpu.Gather(want, cl(out), x, cl(c.x), c.dim, index, cpu.Layout(il)); err != nil {
 			t.Fatal(err)
 		}
-		checkF32(t, c.name, readF32(t, g, b["out"]), want, 0, 0)
+		approx.Require(t, c.name, readF32(t, g, b["out"]), want, approx.AbsRel(0, 0))
 	}
 	// Out-of-range indices read nothing and write 0.
 	x := []float32{1, 2, 3}
@@ -93,7 +94,7 @@ func TestGatherGPU(t *testing.T) {
 	}
 	b := bufs{"out": upload(t, g, f32bytes([]float32{9, 9, 9, 9})), "x": upload(t, g, f32bytes(x)), "index": upload(t, g, i32bytes(index))}
 	run(t, g, k, b)
-	checkF32(t, "out of range", readF32(t, g, b["out"]), []float32{0, 3, 0, 0}, 0, 0)
+	approx.Require(t, "out of range", readF32(t, g, b["out"]), []float32{0, 3, 0, 0}, approx.AbsRel(0, 0))
 }
 
 func TestIndexAddGPU(t *testing.T) {
@@ -125,7 +126,7 @@ func TestIndexAddGPU(t *testing.T) {
 		if err := cpu.IndexAdd(want, cl(c.dst), c.dim, index, src, cl(sl)); err != nil {
 			t.Fatal(err)
 		}
-		checkF32(t, c.name+" (bitwise)", readF32(t, g, b["dst"]), want, 0, 0)
+		approx.Require(t, c.name+" (bitwise)", readF32(t, g, b["dst"]), want, approx.AbsRel(0, 0))
 	}
 	// Out-of-range indices are skipped.
 	dst := []int32{1, 2, 3}
@@ -169,7 +170,7 @@ func TestScatterAddGPU(t *testing.T) {
 				if err := cpu.ScatterAdd(want, cl(dl), c.dim, index, cl(il), src, cl(il)); err != nil {
 					t.Fatal(err)
 				}
-				checkF32(t, c.name+" (bitwise)", readF32(t, g, b["dst"]), want, 0, 0)
+				approx.Require(t, c.name+" (bitwise)", readF32(t, g, b["dst"]), want, approx.AbsRel(0, 0))
 				continue
 			}
 			src, dst := r.i32s(len(index), -100, 100), r.i32s(numelOf(c.dst), -100, 100)

@@ -2,6 +2,7 @@ package wgsl_test
 
 import (
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"testing"
 
@@ -120,7 +121,7 @@ func TestSplitPlansGPU(t *testing.T) {
 			runPlan(t, g, p, b)
 			want := make([]float32, n)
 			cpuReduce(op.name, want, cl(out), x, cl(c.x))
-			checkF32(t, what, readF32(t, g, b["out"]), want, 1e-6*float64(size/n), 0)
+			approx.Require(t, what, readF32(t, g, b["out"]), want, approx.AbsRel(1e-6*float64(size/n), 0))
 
 			p, err = wgsl.Reduce(op.name, wgsl.I32, out, c.x, lim)
 			wantKernels(t, what+"/i32", p, err, 2)
@@ -146,7 +147,7 @@ func TestSplitPlansGPU(t *testing.T) {
 			wantV := make([]float32, n)
 			cpuArgReduce(op.name, wantV, cl(vals), wantI, cl(out), xf, cl(c.x), c.dim)
 			checkI32(t, what+"/arg idx", readI32(t, g, b["idx"]), wantI)
-			checkF32(t, what+"/arg vals", readF32(t, g, b["vals"]), wantV, 0, 0)
+			approx.Require(t, what+"/arg vals", readF32(t, g, b["vals"]), wantV, approx.AbsRel(0, 0))
 
 			p, err = wgsl.ArgReduce(op.name, wgsl.I32, out, nil, c.x, c.dim, lim)
 			wantKernels(t, what+"/arg i32", p, err, 2)
@@ -197,7 +198,7 @@ func TestSplitLinesGPU(t *testing.T) {
 				runPlan(t, g, p, b)
 				want := make([]float32, n)
 				cpu.Softmax(log, want, cl(out), x, cl(xl), c.dim)
-				checkF32(t, what, readF32(t, g, b["out"]), want, 2e-6, 1e-5)
+				approx.Require(t, what, readF32(t, g, b["out"]), want, approx.AbsRel(2e-6, 1e-5))
 			}
 			what := fmt.Sprintf("%s/cumsum/in place %v", c.name, inPlace)
 			p, err := wgsl.CumSum(wgsl.F32, wgsl.LineArgs{Out: out, X: xl, Dim: c.dim, InPlace: inPlace, Limits: scan})
@@ -207,7 +208,7 @@ func TestSplitLinesGPU(t *testing.T) {
 			runPlan(t, g, p, b)
 			want := make([]float32, n)
 			cpu.CumSum(want, cl(out), x, cl(xl), c.dim)
-			checkF32(t, what, readF32(t, g, b["out"]), want, 1e-6*float64(length), 0)
+			approx.Require(t, what, readF32(t, g, b["out"]), want, approx.AbsRel(1e-6*float64(length), 0))
 
 			p, err = wgsl.CumSum(wgsl.I32, wgsl.LineArgs{Out: out, X: xl, Dim: c.dim, InPlace: inPlace, Limits: scan})
 			wantKernels(t, what+"/i32", p, err, 3)
@@ -239,7 +240,7 @@ func TestSplitDispatchesGPU(t *testing.T) {
 	if err := cpu.IndexAdd(want, cl(dl), 0, index, src, cl(sl)); err != nil {
 		t.Fatal(err)
 	}
-	checkF32(t, "index_add (bitwise)", readF32(t, g, b["dst"]), want, 0, 0)
+	approx.Require(t, "index_add (bitwise)", readF32(t, g, b["dst"]), want, approx.AbsRel(0, 0))
 
 	il := wgsl.Contiguous(3, 100)
 	sindex := r.i32s(300, 0, 7)
@@ -272,6 +273,6 @@ func TestSplitDispatchesGPU(t *testing.T) {
 			runPlan(t, g, p, bs)
 			got[i] = readF32(t, g, bs["out"])
 		}
-		checkF32(t, gen.name+" split (bitwise)", got[1], got[0], 0, 0)
+		approx.Require(t, gen.name+" split (bitwise)", got[1], got[0], approx.AbsRel(0, 0))
 	}
 }

@@ -2,6 +2,7 @@ package wgsl_test
 
 import (
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"strings"
 	"testing"
@@ -138,7 +139,7 @@ func TestMatMulGPU(t *testing.T) {
 			}
 			bs := bufs{"out": upload(t, g, f32bytes(r.f32s(n, 5, 6))), "a": upload(t, g, f32bytes(a)), "b": upload(t, g, f32bytes(b))}
 			runPlan(t, g, k, bs)
-			checkF32(t, c.name+"/"+gen.name, readF32(t, g, bs["out"]), want, tol, 0)
+			approx.Require(t, c.name+"/"+gen.name, readF32(t, g, bs["out"]), want, approx.AbsRel(tol, 0))
 		}
 	}
 }
@@ -164,7 +165,7 @@ func TestMatMulManyBatches(t *testing.T) {
 		}
 		bs := bufs{"out": alloc(t, g, 4*len(want)), "a": upload(t, g, f32bytes(av)), "b": upload(t, g, f32bytes(bv))}
 		runPlan(t, g, k, bs)
-		checkF32(t, "many batches", readF32(t, g, bs["out"]), want, 1e-5, 0)
+		approx.Require(t, "many batches", readF32(t, g, bs["out"]), want, approx.AbsRel(1e-5, 0))
 	}
 }
 

@@ -2,6 +2,7 @@ package wgsl_test
 
 import (
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"testing"
 
@@ -72,7 +73,7 @@ func TestReduceGPU(t *testing.T) {
 			runPlan(t, g, plan, b)
 			want := make([]float32, n)
 			cpuReduce(op.name, want, cl(out), x, cl(c.x))
-			checkF32(t, fmt.Sprintf("%s/%s (%d kernels)", c.name, op.name, len(plan.Kernels)), readF32(t, g, b["out"]), want, 3e-7*float64(red)+1e-6, 0)
+			approx.Require(t, fmt.Sprintf("%s/%s (%d kernels)", c.name, op.name, len(plan.Kernels)), readF32(t, g, b["out"]), want, approx.AbsRel(3e-7*float64(red)+1e-6, 0))
 
 			xi := r.i32s(c.size, -1000, 1000)
 			plan, err = wgsl.Reduce(op.name, wgsl.I32, out, c.x, lim)
@@ -140,7 +141,7 @@ func TestArgReduceGPU(t *testing.T) {
 			wantI, wantV := make([]int32, n), make([]float32, n)
 			cpuArgReduce(op.name, wantV, cl(vl), wantI, cl(il), x, cl(c.x), c.dim)
 			checkI32(t, c.name+"/"+op.name+" idx", readI32(t, g, b["idx"]), wantI)
-			checkF32(t, c.name+"/"+op.name+" vals", readF32(t, g, b["vals"]), wantV, 0, 0)
+			approx.Require(t, c.name+"/"+op.name+" vals", readF32(t, g, b["vals"]), wantV, approx.AbsRel(0, 0))
 
 			k, err = wgsl.ArgReduce(op.name, wgsl.I32, il, nil, c.x, c.dim, lim)
 			if err != nil {

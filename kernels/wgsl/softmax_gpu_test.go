@@ -1,6 +1,7 @@
 package wgsl_test
 
 import (
+	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"testing"
 
@@ -49,7 +50,7 @@ func TestSoftmaxGPU(t *testing.T) {
 			runPlan(t, g, k, b)
 			want := make([]float32, n)
 			cpu.Softmax(log, want, cl(out), x, cl(c.x), c.dim)
-			checkF32(t, c.name, readF32(t, g, b["out"]), want, 2e-6, 2e-6)
+			approx.Require(t, c.name, readF32(t, g, b["out"]), want, approx.AbsRel(2e-6, 2e-6))
 		}
 	}
 	// Special lines: all -inf, a +inf, in place.
@@ -64,7 +65,7 @@ func TestSoftmaxGPU(t *testing.T) {
 		runPlan(t, g, k, b)
 		want := append([]float32(nil), x...)
 		cpu.Softmax(log, want, cl(l), want, cl(l), 1)
-		checkF32(t, "special in place", readF32(t, g, b["out"]), want, 1e-6, 1e-6)
+		approx.Require(t, "special in place", readF32(t, g, b["out"]), want, approx.AbsRel(1e-6, 1e-6))
 	}
 }
 
@@ -83,7 +84,7 @@ func TestCumSumGPU(t *testing.T) {
 		runPlan(t, g, k, b)
 		want := make([]float32, n)
 		cpu.CumSum(want, cl(out), x, cl(c.x), c.dim)
-		checkF32(t, c.name, readF32(t, g, b["out"]), want, 2e-6*math.Sqrt(float64(c.size)), 0)
+		approx.Require(t, c.name, readF32(t, g, b["out"]), want, approx.AbsRel(2e-6*math.Sqrt(float64(c.size)), 0))
 
 		xi := r.i32s(c.size, -1<<30, 1<<30)
 		k, err = wgsl.CumSum(wgsl.I32, wgsl.LineArgs{Out: out, X: c.x, Dim: c.dim, Limits: limits(g)})
