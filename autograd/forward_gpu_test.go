@@ -2,6 +2,7 @@ package autograd_test
 
 import (
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"runtime"
 	"slices"
 	"testing"
@@ -146,7 +147,7 @@ func TestForwardMemoryGPU(t *testing.T) {
 	}
 	seed(10, 5)
 	on := func(shape ...int) *T {
-		return tensor.From(uniform(numel(shape), -1, 1), shape, tensor.Of(tensor.Float32), tensor.On(gpu)).Keep()
+		return tensor.From(uniform(layout.Numel(shape), -1, 1), shape, tensor.Of(tensor.Float32), tensor.On(gpu)).Keep()
 	}
 	w1, w2, x, v := on(7, 33), on(33, 5), on(9, 7), on(9, 7)
 	f := func(xs []*T) *T { return xs[0].MatMul(w1).Tanh().MatMul(w2).LogSoftmax(1) }

@@ -3,6 +3,7 @@ package autograd_test
 import (
 	"errors"
 	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"slices"
 	"testing"
@@ -13,7 +14,7 @@ import (
 
 // matrix returns a float64 CPU tensor of shape, uniform in [-1, 1], that
 // does not require grad.
-func matrix(shape ...int) *T { return tensor.New(uniform(numel(shape), -1, 1), shape...) }
+func matrix(shape ...int) *T { return tensor.New(uniform(layout.Numel(shape), -1, 1), shape...) }
 
 // TestJacobianClosedForms compares Jacobian with known Jacobians: a
 // linear map, softmax (diag(s) - s sᵀ), a matrix product with respect

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"math/rand/v2"
 	"testing"
 )
@@ -27,7 +28,7 @@ func makeLayout(r *rand.Rand, shape []int, kind string) (Layout, int) {
 	l := Layout{Shape: shape, Strides: make([]int, rank)}
 	switch kind {
 	case kContig:
-		l.Strides = ContiguousStrides(shape)
+		l.Strides = layout.ContiguousStrides(shape)
 	case kPerm:
 		order := r.Perm(rank) // order[0] is the outermost dim in memory
 		if rank >= 2 && isIdentity(order) {
@@ -95,7 +96,7 @@ func at(l Layout, idx []int) int {
 
 // forEach calls fn for every multi-index of shape, row-major.
 func forEach(shape []int, fn func(idx []int)) {
-	if NumElements(shape) == 0 {
+	if layout.Numel(shape) == 0 {
 		return
 	}
 	idx := make([]int, len(shape))

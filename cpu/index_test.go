@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -86,7 +87,7 @@ func testIndexAddType[T Number](t *testing.T) {
 					randFill(r, src)
 					dl, _ := makeLayout(r, shape, dk)
 					dst := newOut[T](dl)
-					want := make([]float64, NumElements(shape))
+					want := make([]float64, layout.Numel(shape))
 					scale, cnt := make([]float64, len(want)), make([]float64, len(want)) // Σ|terms|, number of terms
 					forEach(shape, func(idx []int) {
 						dst[at(dl, idx)] = T(len(idx))
@@ -166,7 +167,7 @@ func testGatherScatterType[T Number](t *testing.T) {
 					randFill(r, src)
 					ol, _ := makeLayout(r, shape, ok)
 					out := newOut[T](ol)
-					want := make([]float64, NumElements(shape))
+					want := make([]float64, layout.Numel(shape))
 					scale, cnt := make([]float64, len(want)), make([]float64, len(want)) // Σ|terms|, number of terms
 					forEach(shape, func(idx []int) { out[at(ol, idx)] = 0 })
 					forEach(il.Shape, func(idx []int) {

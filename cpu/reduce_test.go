@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -77,7 +78,7 @@ var reduceOps = []string{"sum", "max", "min"}
 // in row-major keepdim order and the sums of |x| (a scale for tolerances).
 func refReduce[T Number](op string, x []T, xl Layout, keep []bool) (out, scale []float64) {
 	ks := keepShape(xl.Shape, keep)
-	n := NumElements(ks)
+	n := layout.Numel(ks)
 	out, scale = make([]float64, n), make([]float64, n)
 	seen := make([]bool, n)
 	var isum = make([]int32, n)

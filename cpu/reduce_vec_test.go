@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"testing"
 )
@@ -141,7 +142,7 @@ func TestReduceVecRows(t *testing.T) {
 	}
 	r := newRand(14)
 	for _, shape := range [][]int{{3, 65}, {5, 1000}, {2, 3, 97}, {4, 70000}} {
-		n := NumElements(shape)
+		n := layout.Numel(shape)
 		x := make([]float32, n)
 		randFill(r, x)
 		x[r.IntN(n)] = float32(math.NaN())

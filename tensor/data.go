@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"slices"
 )
 
@@ -233,7 +234,7 @@ func formatLevel(b []byte, vals []float64, shape []int, depth int) []byte {
 		return fmt.Appendf(b, "%.4g", vals[0])
 	}
 	b = append(b, '[')
-	inner := numel(shape[1:])
+	inner := layout.Numel(shape[1:])
 	for i := 0; i < shape[0]; i++ {
 		if i == 3 && shape[0] > 6 {
 			b = append(b, "..., "...)

@@ -11,6 +11,7 @@ package tensor_test
 import (
 	"fmt"
 	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"runtime/debug"
 	"slices"
@@ -241,7 +242,7 @@ func torchSumLength(c torchref.Case) int {
 	}
 	for _, x := range c.Inputs {
 		vs, _ := x.ViewShape()
-		if n := numelOf(vs); outN > 0 && n/outN > k {
+		if n := layout.Numel(vs); outN > 0 && n/outN > k {
 			k = n / outN
 		}
 		if x.Numel() > 0 && outN/x.Numel() > k {
@@ -254,14 +255,6 @@ func torchSumLength(c torchref.Case) int {
 		}
 	}
 	return k
-}
-
-func numelOf(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
 }
 
 // compareTorch compares got with the reference want: dtype (int64 is

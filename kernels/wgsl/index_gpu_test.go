@@ -2,6 +2,7 @@ package wgsl_test
 
 import (
 	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"testing"
 
 	"github.com/tessera-ml/tessera/cpu"
@@ -38,7 +39,7 @@ func TestIndexSelectGPU(t *testing.T) {
 			s[c.dim] = c.nidx
 			out = wgsl.Contiguous(s...)
 		}
-		n := numelOf(out.Shape)
+		n := layout.Numel(out.Shape)
 		k, err := wgsl.IndexSelect(out, c.x, c.dim, il, limits(g))
 		if err != nil {
 			t.Fatal(err)
@@ -70,7 +71,7 @@ func TestGatherGPU(t *testing.T) {
 	} {
 		x := r.f32s(c.size, -1, 1)
 		il := wgsl.Contiguous(c.ishape...)
-		index := r.i32s(numelOf(c.ishape), 0, c.x.Shape[c.dim])
+		index := r.i32s(layout.Numel(c.ishape), 0, c.x.Shape[c.dim])
 		out := wgsl.Contiguous(c.ishape...)
 		k, err := wgsl.Gather(out, c.x, c.dim, il, limits(g))
 		if err != nil {
@@ -114,8 +115,8 @@ func TestIndexAddGPU(t *testing.T) {
 		ss := append([]int(nil), c.dst.Shape...)
 		ss[c.dim] = c.nidx
 		sl := wgsl.Contiguous(ss...)
-		src := r.f32s(numelOf(ss), -1, 1)
-		dst := r.f32s(numelOf(c.dst.Shape), -1, 1)
+		src := r.f32s(layout.Numel(ss), -1, 1)
+		dst := r.f32s(layout.Numel(c.dst.Shape), -1, 1)
 		k, err := wgsl.IndexAdd(wgsl.F32, c.dst, c.dim, wgsl.Contiguous(c.nidx), sl, limits(g))
 		if err != nil {
 			t.Fatal(err)
@@ -156,14 +157,14 @@ func TestScatterAddGPU(t *testing.T) {
 		{"3d", []int{3, 7, 5}, 1, []int{2, 9, 5}},
 	} {
 		dl, il := wgsl.Contiguous(c.dst...), wgsl.Contiguous(c.ishape...)
-		index := r.i32s(numelOf(c.ishape), 0, c.dst[c.dim])
+		index := r.i32s(layout.Numel(c.ishape), 0, c.dst[c.dim])
 		for _, typ := range []string{wgsl.F32, wgsl.I32} {
 			k, err := wgsl.ScatterAdd(typ, dl, c.dim, il, il, limits(g))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if typ == wgsl.F32 {
-				src, dst := r.f32s(len(index), -1, 1), r.f32s(numelOf(c.dst), -1, 1)
+				src, dst := r.f32s(len(index), -1, 1), r.f32s(layout.Numel(c.dst), -1, 1)
 				b := bufs{"dst": upload(t, g, f32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, f32bytes(src))}
 				runPlan(t, g, k, b)
 				want := append([]float32(nil), dst...)
@@ -173,7 +174,7 @@ func TestScatterAddGPU(t *testing.T) {
 				approx.Require(t, c.name+" (bitwise)", readF32(t, g, b["dst"]), want, approx.AbsRel(0, 0))
 				continue
 			}
-			src, dst := r.i32s(len(index), -100, 100), r.i32s(numelOf(c.dst), -100, 100)
+			src, dst := r.i32s(len(index), -100, 100), r.i32s(layout.Numel(c.dst), -100, 100)
 			b := bufs{"dst": upload(t, g, i32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, i32bytes(src))}
 			runPlan(t, g, k, b)
 			want := append([]int32(nil), dst...)

@@ -3,6 +3,7 @@ package wgsl_test
 import (
 	"fmt"
 	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"testing"
 
@@ -108,9 +109,9 @@ func TestSplitPlansGPU(t *testing.T) {
 		{"two-stage-100000", wgsl.Contiguous(100000), 0},
 		{"transposed-7x12000", tr, 0},
 	} {
-		size := numelOf(c.x.Shape)
+		size := layout.Numel(c.x.Shape)
 		out := keepdim(c.x.Shape, c.dim)
-		n := numelOf(out.Shape)
+		n := layout.Numel(out.Shape)
 		x, xi := r.f32s(size, -1, 1), r.i32s(size, -3, 3)
 		x[size/2] = float32(math.NaN())
 		for _, op := range []struct{ name string }{{"sum"}, {"max"}, {"min"}} {
@@ -172,9 +173,9 @@ func TestSplitLinesGPU(t *testing.T) {
 		{"strided-1000x3", wgsl.Contiguous(1000, 3), 0},
 		{"transposed", wgsl.Layout{Shape: []int{3, 1000}, Strides: []int{1, 3}, Offset: 1}, 1},
 	} {
-		size := c.x.Offset + numelOf(c.x.Shape)
+		size := c.x.Offset + layout.Numel(c.x.Shape)
 		out := wgsl.Contiguous(c.x.Shape...)
-		n := numelOf(out.Shape)
+		n := layout.Numel(out.Shape)
 		length := c.x.Shape[c.dim]
 		for _, inPlace := range []bool{false, true} {
 			xl := c.x
@@ -269,7 +270,7 @@ func TestSplitDispatchesGPU(t *testing.T) {
 		for i, l := range []wgsl.Limits{limits(g), split} {
 			p, err := gen.f(out, a, bm, l)
 			wantKernels(t, gen.name, p, err, 1+8*i)
-			bs := bufs{"out": alloc(t, g, 4*numelOf(out.Shape)), "a": upload(t, g, f32bytes(av)), "b": upload(t, g, f32bytes(bv))}
+			bs := bufs{"out": alloc(t, g, 4*layout.Numel(out.Shape)), "a": upload(t, g, f32bytes(av)), "b": upload(t, g, f32bytes(bv))}
 			runPlan(t, g, p, bs)
 			got[i] = readF32(t, g, bs["out"])
 		}

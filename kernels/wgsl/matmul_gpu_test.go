@@ -3,6 +3,7 @@ package wgsl_test
 import (
 	"fmt"
 	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"strings"
 	"testing"
@@ -124,7 +125,7 @@ func TestMatMulGPU(t *testing.T) {
 	r := rng(11)
 	for _, c := range mmCases() {
 		a, b := r.f32s(c.sizeA, -1, 1), r.f32s(c.sizeB, -1, 1)
-		n := numelOf(c.out.Shape)
+		n := layout.Numel(c.out.Shape)
 		want := make([]float32, n)
 		cpu.MatMul(want, cl(c.out), a, cl(c.a), b, cl(c.b))
 		tol := 2e-6 * math.Sqrt(float64(c.a.Shape[2])+1)

@@ -3,6 +3,7 @@ package wgsl_test
 import (
 	"fmt"
 	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"testing"
 
@@ -53,9 +54,9 @@ func TestReduceGPU(t *testing.T) {
 		for _, d := range nOut {
 			n *= d
 		}
-		red := max(1, numelOf(c.x.Shape)/max(n, 1))
+		red := max(1, layout.Numel(c.x.Shape)/max(n, 1))
 		for _, op := range []struct{ name string }{{"sum"}, {"max"}, {"min"}} {
-			if op.name != "sum" && numelOf(c.x.Shape) == 0 {
+			if op.name != "sum" && layout.Numel(c.x.Shape) == 0 {
 				continue // undefined (the op layer rejects it): the GPU leaves 0, the CPU its identity
 			}
 			x := r.f32s(c.size, -1, 1)
@@ -89,14 +90,6 @@ func TestReduceGPU(t *testing.T) {
 	}
 }
 
-func numelOf(s []int) int {
-	n := 1
-	for _, d := range s {
-		n *= d
-	}
-	return n
-}
-
 func TestArgReduceGPU(t *testing.T) {
 	g := openGPU(t)
 	lim := limits(g)
@@ -121,7 +114,7 @@ func TestArgReduceGPU(t *testing.T) {
 			if len(c.x.Shape) > 0 {
 				il = keepdim(c.x.Shape, c.dim)
 			}
-			n := numelOf(il.Shape)
+			n := layout.Numel(il.Shape)
 			// Few distinct values make ties; NaNs land in some lines.
 			xi := r.i32s(c.size, -3, 3)
 			x := make([]float32, c.size)

@@ -2,6 +2,7 @@ package wgsl_test
 
 import (
 	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"testing"
 
@@ -34,7 +35,7 @@ func TestSoftmaxGPU(t *testing.T) {
 	r := rng(9)
 	for _, c := range lineCases() {
 		out := wgsl.Contiguous(c.x.Shape...)
-		n := numelOf(c.x.Shape)
+		n := layout.Numel(c.x.Shape)
 		for _, log := range []bool{false, true} {
 			x := r.f32s(c.size, -8, 8)
 			if c.size > 100 {
@@ -74,7 +75,7 @@ func TestCumSumGPU(t *testing.T) {
 	r := rng(10)
 	for _, c := range lineCases() {
 		out := wgsl.Layout{Shape: c.x.Shape, Strides: wgsl.Contiguous(c.x.Shape...).Strides, Offset: 1}
-		n := numelOf(c.x.Shape) + 1
+		n := layout.Numel(c.x.Shape) + 1
 		x := r.f32s(c.size, -1, 1)
 		k, err := wgsl.CumSum(wgsl.F32, wgsl.LineArgs{Out: out, X: c.x, Dim: c.dim, Limits: limits(g)})
 		if err != nil {
