@@ -1,11 +1,5 @@
 package tensor
 
-import (
-	"fmt"
-	"github.com/tessera-ml/tessera/internal/layout"
-	"slices"
-)
-
 // Element is the constraint of the Go types a tensor can be built from.
 type Element interface {
 	float32 | float64 | int32 | bool
@@ -211,39 +205,4 @@ func (t *Tensor) To(dev Device) *Tensor {
 	out := newTensor(t.dtype, t.shape, dev)
 	backendOf(dev).write(out, host)
 	return record(out, OpCopy, Attrs{}, t)
-}
-
-// formatTensor prints up to 6 leading elements per row, PyTorch style.
-func formatTensor(t *Tensor) string {
-	var vals []float64
-	if err := Catch(func() { vals = t.Float64s() }); err != nil { // too large to read
-		return fmt.Sprintf("tensor(<%v>, shape=%v, dtype=%v, device=%v)", err, t.shape, t.dtype, t.Device())
-	}
-	var b []byte
-	b = fmt.Appendf(b, "tensor(")
-	b = formatLevel(b, vals, t.shape, 0)
-	b = fmt.Appendf(b, ", shape=%v, dtype=%v, device=%v", t.shape, t.dtype, t.Device())
-	if t.requiresGrad {
-		b = append(b, ", requires_grad"...)
-	}
-	return string(append(b, ')'))
-}
-
-func formatLevel(b []byte, vals []float64, shape []int, depth int) []byte {
-	if len(shape) == 0 {
-		return fmt.Appendf(b, "%.4g", vals[0])
-	}
-	b = append(b, '[')
-	inner := layout.Numel(shape[1:])
-	for i := 0; i < shape[0]; i++ {
-		if i == 3 && shape[0] > 6 {
-			b = append(b, "..., "...)
-			i = shape[0] - 3
-		}
-		if i > 0 && !slices.Equal(b[len(b)-2:], []byte(", ")) {
-			b = append(b, ", "...)
-		}
-		b = formatLevel(b, vals[i*inner:(i+1)*inner], shape[1:], depth+1)
-	}
-	return append(b, ']')
 }
