@@ -130,7 +130,7 @@ func TestSplitPlansGPU(t *testing.T) {
 			runPlan(t, g, p, b)
 			wantI := make([]int32, n)
 			cpuReduce(op.name, wantI, cl(out), xi, cl(c.x))
-			checkI32(t, what+"/i32", readI32(t, g, b["out"]), wantI)
+			approx.Require(t, what+"/i32", readI32(t, g, b["out"]), wantI, approx.Exact)
 			if op.name == "sum" {
 				continue
 			}
@@ -147,7 +147,7 @@ func TestSplitPlansGPU(t *testing.T) {
 			runPlan(t, g, p, b)
 			wantV := make([]float32, n)
 			cpuArgReduce(op.name, wantV, cl(vals), wantI, cl(out), xf, cl(c.x), c.dim)
-			checkI32(t, what+"/arg idx", readI32(t, g, b["idx"]), wantI)
+			approx.Require(t, what+"/arg idx", readI32(t, g, b["idx"]), wantI, approx.Exact)
 			approx.Require(t, what+"/arg vals", readF32(t, g, b["vals"]), wantV, approx.AbsRel(0, 0))
 
 			p, err = wgsl.ArgReduce(op.name, wgsl.I32, out, nil, c.x, c.dim, lim)
@@ -155,7 +155,7 @@ func TestSplitPlansGPU(t *testing.T) {
 			b = bufs{"idx": alloc(t, g, 4*n), "x": upload(t, g, i32bytes(xi))}
 			runPlan(t, g, p, b)
 			cpuArgReduce(op.name, nil, cpu.Layout{}, wantI, cl(out), xi, cl(c.x), c.dim)
-			checkI32(t, what+"/arg i32 idx", readI32(t, g, b["idx"]), wantI)
+			approx.Require(t, what+"/arg i32 idx", readI32(t, g, b["idx"]), wantI, approx.Exact)
 		}
 	}
 }
@@ -218,7 +218,7 @@ func TestSplitLinesGPU(t *testing.T) {
 			runPlan(t, g, p, b)
 			wantI := make([]int32, n)
 			cpu.CumSum(wantI, cl(out), xi, cl(xl), c.dim)
-			checkI32(t, what+"/i32", readI32(t, g, b["out"]), wantI)
+			approx.Require(t, what+"/i32", readI32(t, g, b["out"]), wantI, approx.Exact)
 		}
 	}
 }
@@ -254,7 +254,7 @@ func TestSplitDispatchesGPU(t *testing.T) {
 	if err := cpu.ScatterAdd(wantI, cl(wgsl.Contiguous(3, 7)), 1, sindex, cl(il), si, cl(il)); err != nil {
 		t.Fatal(err)
 	}
-	checkI32(t, "scatter_add", readI32(t, g, b["dst"]), wantI)
+	approx.Require(t, "scatter_add", readI32(t, g, b["dst"]), wantI, approx.Exact)
 
 	// MatMul: 5 batches in z ranges of 2, K = 1300 in ranges of 592 (64×64
 	// tiles), 296 (128×128) and 37 (naive).

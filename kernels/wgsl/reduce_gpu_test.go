@@ -85,7 +85,7 @@ func TestReduceGPU(t *testing.T) {
 			runPlan(t, g, plan, b)
 			wantI := make([]int32, n)
 			cpuReduce(op.name, wantI, cl(out), xi, cl(c.x))
-			checkI32(t, c.name+"/i32/"+op.name, readI32(t, g, b["out"]), wantI)
+			approx.Require(t, c.name+"/i32/"+op.name, readI32(t, g, b["out"]), wantI, approx.Exact)
 		}
 	}
 }
@@ -133,7 +133,7 @@ func TestArgReduceGPU(t *testing.T) {
 			runPlan(t, g, k, b)
 			wantI, wantV := make([]int32, n), make([]float32, n)
 			cpuArgReduce(op.name, wantV, cl(vl), wantI, cl(il), x, cl(c.x), c.dim)
-			checkI32(t, c.name+"/"+op.name+" idx", readI32(t, g, b["idx"]), wantI)
+			approx.Require(t, c.name+"/"+op.name+" idx", readI32(t, g, b["idx"]), wantI, approx.Exact)
 			approx.Require(t, c.name+"/"+op.name+" vals", readF32(t, g, b["vals"]), wantV, approx.AbsRel(0, 0))
 
 			k, err = wgsl.ArgReduce(op.name, wgsl.I32, il, nil, c.x, c.dim, lim)
@@ -143,7 +143,7 @@ func TestArgReduceGPU(t *testing.T) {
 			b = bufs{"idx": alloc(t, g, 4*n), "x": upload(t, g, i32bytes(xi))}
 			runPlan(t, g, k, b)
 			cpuArgReduce(op.name, nil, cpu.Layout{}, wantI, cl(il), xi, cl(c.x), c.dim)
-			checkI32(t, c.name+"/i32/"+op.name+" idx", readI32(t, g, b["idx"]), wantI)
+			approx.Require(t, c.name+"/i32/"+op.name+" idx", readI32(t, g, b["idx"]), wantI, approx.Exact)
 		}
 	}
 }
