@@ -2,12 +2,12 @@ package autograd_test
 
 import (
 	"errors"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/tensor"
 )
 

@@ -2,13 +2,13 @@ package autograd_test
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/tensor"
 )
 

@@ -2,13 +2,13 @@ package autograd_test
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/tensor"
 )
 

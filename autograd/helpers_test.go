@@ -1,12 +1,12 @@
 package autograd_test
 
 import (
-	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/tensor"
 )
 

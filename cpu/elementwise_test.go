@@ -2,10 +2,11 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
 )
 
 // elemShapes are the shapes elementwise kernels run on: odd ones and

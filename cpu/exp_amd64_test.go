@@ -2,9 +2,10 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
 )
 
 // ulpDiff returns how many float32 values lie between got and want (0

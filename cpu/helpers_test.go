@@ -2,9 +2,10 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // Layout kinds used by the tests.

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+
 	"github.com/tessera-ml/tessera/internal/layout"
 )
 

@@ -3,11 +3,12 @@ package cpu
 import (
 	"errors"
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // indexShapes are the shapes of x (or dst) for the index kernels.

@@ -2,11 +2,12 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 func TestIterCoalesce(t *testing.T) {

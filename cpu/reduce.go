@@ -1,8 +1,9 @@
 package cpu
 
 import (
-	"github.com/tessera-ml/tessera/internal/layout"
 	"sort"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // Fold is a reduction, as values: elements of type T fold into an

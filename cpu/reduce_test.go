@@ -2,11 +2,12 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // testFold returns the fold of the reduction op ("sum", "max" or "min")

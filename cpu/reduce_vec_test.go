@@ -2,10 +2,11 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // vecLens are row lengths around the kernels' steps of 8 and 32 and the

@@ -2,9 +2,10 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
 )
 
 // lineShapes are the shapes the along-dim kernels are tested on: the odd

@@ -2,9 +2,10 @@ package cpu
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
 )
 
 // refSoftmax is the float64 reference of one line.

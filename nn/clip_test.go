@@ -2,12 +2,12 @@ package nn_test
 
 import (
 	"errors"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"slices"
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/internal/reftensor"
 	"github.com/tessera-ml/tessera/internal/torchref"

@@ -2,11 +2,11 @@ package nn_test
 
 import (
 	"errors"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/tensor"
 )

@@ -1,10 +1,10 @@
 package nn_test
 
 import (
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/tensor"
 )

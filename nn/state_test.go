@@ -2,7 +2,6 @@ package nn_test
 
 import (
 	"errors"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/checkpoint"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/internal/torchref"
 	"github.com/tessera-ml/tessera/nn"

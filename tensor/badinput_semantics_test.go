@@ -2,12 +2,12 @@ package tensor_test
 
 import (
 	"errors"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/tensor"
 )

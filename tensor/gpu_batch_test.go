@@ -3,11 +3,11 @@ package tensor_test
 import (
 	"errors"
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"testing"
 
 	"github.com/tessera-ml/tessera/device"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/tensor"
 )
 

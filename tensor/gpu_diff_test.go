@@ -2,11 +2,11 @@ package tensor_test
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/tensor"
 )
 

@@ -2,9 +2,9 @@ package tensor_test
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/tensor"
 )
 

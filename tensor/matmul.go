@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+
 	"github.com/tessera-ml/tessera/internal/layout"
 )
 

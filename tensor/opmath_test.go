@@ -2,10 +2,11 @@ package tensor
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
 )
 
 // The float64 references of the rows' CPU math (opmath.go), checked

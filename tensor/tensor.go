@@ -2,9 +2,10 @@ package tensor
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"slices"
 	"sync/atomic"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // A Tensor is an n-dimensional view of a storage on one device: shape,

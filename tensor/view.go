@@ -2,9 +2,10 @@ package tensor
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"slices"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // View returns a tensor with the given shape sharing t's storage. One

@@ -18,13 +18,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // File is one reference file (one op family).

@@ -2,6 +2,7 @@ package torchref
 
 import (
 	"fmt"
+
 	"github.com/tessera-ml/tessera/internal/layout"
 )
 

@@ -2,8 +2,9 @@ package wgsl
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"strings"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // ElementwiseArgs are the operands of an Elementwise kernel.

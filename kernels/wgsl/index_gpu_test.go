@@ -1,11 +1,11 @@
 package wgsl_test
 
 import (
-	"github.com/tessera-ml/tessera/internal/approx"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"testing"
 
 	"github.com/tessera-ml/tessera/cpu"
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/kernels/wgsl"
 )
 

@@ -3,10 +3,11 @@ package wgsl
 import (
 	"embed"
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"strings"
 	"sync"
 	"text/template"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // Element types, as the generators name them. Bool is stored as u32 (0 or

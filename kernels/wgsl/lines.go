@@ -2,6 +2,7 @@ package wgsl
 
 import (
 	"fmt"
+
 	"github.com/tessera-ml/tessera/internal/layout"
 )
 

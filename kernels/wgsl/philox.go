@@ -2,8 +2,9 @@ package wgsl
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // Philox returns the kernel filling out (a contiguous view of n elements)

@@ -2,8 +2,9 @@ package wgsl
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"sort"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // Reduction strategy thresholds (see Reduce).

@@ -2,12 +2,12 @@ package wgsl_test
 
 import (
 	"fmt"
-	"github.com/tessera-ml/tessera/internal/approx"
-	"github.com/tessera-ml/tessera/internal/layout"
 	"math"
 	"testing"
 
 	"github.com/tessera-ml/tessera/cpu"
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/kernels/wgsl"
 )
 
