@@ -369,9 +369,7 @@ func (x *Tensor) Cast(dt DType) *Tensor {
 	}
 	checkDType("Cast", dt, x)
 	x.storage("Cast")
-	if dt == Float64 && x.Device().Kind == KindGPU {
-		fail("Cast", ErrDType, "float64 tensors live on the CPU only (WGSL has no f64)", x)
-	}
+	checkHoldsDType("Cast", x.Device(), dt, "", x)
 	out := newTensor(dt, x.shape, x.Device())
 	backendOf(x.Device()).cast(out, x)
 	if !dt.IsFloat() || !x.dtype.IsFloat() {
