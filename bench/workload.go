@@ -70,7 +70,7 @@ type Workload struct {
 // the CNN and transformer training steps) is one entry here plus its
 // definition and its peer functions in tools/bench/peers/peers.py.
 var registry = []*Workload{
-	&gemm, &mulAdd, &sum, &softmax, &tinyOp,
+	&gemm, &conv2d, &mulAdd, &sum, &softmax, &tinyOp,
 	&mlpStep, &mincharStep,
 }
 

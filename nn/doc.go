@@ -17,6 +17,10 @@
 // Layer suffix (Go has one namespace per package); constructors are
 // NewLinear, NewEmbedding, and so on. Those that map one tensor to one
 // tensor implement Layer.
+// Convolution and pooling layers wrap the functional ops of package
+// tensor (tensor.Conv2d, MaxPool2d, ...), so they keep PyTorch's names:
+// Conv2d and ConvTranspose2d (NewConv2d, NewConvTranspose2d), MaxPool2d,
+// AvgPool2d (NewAvgPool2d) and AdaptiveAvgPool2d.
 //
 // Everything torch.nn.Module does by walking its tree is a function
 // here: Parameters, NamedParameters, Buffers, NamedBuffers,

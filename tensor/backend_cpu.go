@@ -63,6 +63,8 @@ type (
 	floatCPU interface {
 		softmax(log bool, dst, x *Tensor, dim int)
 		matmul(dst, a, b *Tensor)
+		unfold(dst, x *Tensor, w window, pad float64)
+		fold(dst, cols *Tensor, w window)
 		random(normal bool, dst *Tensor, seed, offset uint64, a, b float64)
 	}
 )
@@ -149,6 +151,16 @@ func (cpuBackend) softmax(log bool, dst, x *Tensor, dim int) {
 func (cpuBackend) matmul(dst, a, b *Tensor) {
 	defer unpin(pin(dst, a, b))
 	cpuFor("MatMul", dst.dtype, &floatKernels).matmul(dst, a, b)
+}
+
+func (cpuBackend) unfold(dst, x *Tensor, w window, pad float64) {
+	defer unpin(pin(dst, x))
+	cpuFor("Unfold", dst.dtype, &floatKernels).unfold(dst, x, w, pad)
+}
+
+func (cpuBackend) fold(dst, cols *Tensor, w window) {
+	defer unpin(pin(dst, cols))
+	cpuFor("Fold", dst.dtype, &floatKernels).fold(dst, cols, w)
 }
 
 func (cpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
@@ -261,6 +273,20 @@ func (floatOf[T]) softmax(log bool, dst, x *Tensor, dim int) {
 
 func (floatOf[T]) matmul(dst, a, b *Tensor) {
 	cpu.MatMul(cpuBuf[T](dst), lay(dst), cpuBuf[T](a), lay(a), cpuBuf[T](b), lay(b))
+}
+
+// cpuWindow is w as package cpu's Window.
+func cpuWindow(w window) cpu.Window {
+	return cpu.Window{C: w.C, H: w.H, W: w.W, OH: w.OH, OW: w.OW, KH: w.Kernel[0], KW: w.Kernel[1],
+		SH: w.Stride[0], SW: w.Stride[1], DH: w.Dilation[0], DW: w.Dilation[1], PH: w.Padding[0], PW: w.Padding[1]}
+}
+
+func (floatOf[T]) unfold(dst, x *Tensor, w window, pad float64) {
+	cpu.Im2Col(cpuBuf[T](dst)[dst.offset:], cpuBuf[T](x), lay(x), cpuWindow(w), T(pad))
+}
+
+func (floatOf[T]) fold(dst, cols *Tensor, w window) {
+	cpu.Col2Im(cpuBuf[T](dst)[dst.offset:], cpuBuf[T](cols), lay(cols), cpuWindow(w))
 }
 
 func (floatOf[T]) random(normal bool, dst *Tensor, seed, offset uint64, a, b float64) {

@@ -389,3 +389,20 @@ func (b *gpuBackend) random(normal bool, dst *Tensor, seed, offset uint64, lo, h
 	k, err := wgsl.Philox(dist, wlay(dst), seed, offset, lo, hi, b.lim)
 	b.run("random", k, err, map[string]*device.Buffer{"out": gbuf(dst)})
 }
+
+// wgslWindow is w as package wgsl's Window.
+func wgslWindow(w window) wgsl.Window {
+	return wgsl.Window(cpuWindow(w))
+}
+
+func (b *gpuBackend) unfold(dst, x *Tensor, w window, pad float64) {
+	defer unpin(pin(dst, x))
+	k, err := wgsl.Im2Col(wlay(dst), wlay(x), wgslWindow(w), float32(pad), b.lim)
+	b.run("Unfold", k, err, map[string]*device.Buffer{"out": gbuf(dst), "x": gbuf(x)})
+}
+
+func (b *gpuBackend) fold(dst, cols *Tensor, w window) {
+	defer unpin(pin(dst, cols))
+	k, err := wgsl.Col2Im(wlay(dst), wlay(cols), wgslWindow(w), b.lim)
+	b.run("Fold", k, err, map[string]*device.Buffer{"out": gbuf(dst), "cols": gbuf(cols)})
+}

@@ -45,6 +45,12 @@ type backend interface {
 	gather(dst, x, index *Tensor, dim int) error
 	scatterAdd(dst, index, src *Tensor, dim int) error
 
+	// unfold writes the windows of x (N, C, H, W) into the contiguous dst
+	// (N, C·kh·kw, OH·OW), reading padding as pad; fold sums the columns
+	// cols (N, C·kh·kw, OH·OW) into the contiguous dst (N, C, H, W).
+	unfold(dst, x *Tensor, w window, pad float64)
+	fold(dst, cols *Tensor, w window)
+
 	// random fills the contiguous dst from the Philox stream (seed,
 	// offset): uniform in [a, b) or normal with mean a and std b.
 	random(normal bool, dst *Tensor, seed, offset uint64, a, b float64)

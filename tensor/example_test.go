@@ -50,6 +50,6 @@ func ExampleArange() {
 	fmt.Println(tensor.Arange(0, 5, 1))
 	fmt.Println(tensor.Arange(0, 1, 0.25))
 	// Output:
-	// tensor([0, 1, 2, 3, 4], shape=[5], dtype=int32, device=cpu)
-	// tensor([0, 0.25, 0.5, 0.75], shape=[4], dtype=float32, device=cpu)
+	// tensor([0, 1, 2, 3, 4], dtype=int32)
+	// tensor([0.0000, 0.2500, 0.5000, 0.7500])
 }

@@ -21,6 +21,7 @@ type Attrs struct {
 	DType   DType     // Cast target
 	Index   *Tensor   // indices of IndexSelect, Gather, ScatterAdd, MaxDim
 	Sizes   []int     // Cat: the size of each piece along Dim
+	Window  Window2d  // Unfold, Fold: the sliding window (resolved)
 }
 
 // A Node records how a tensor was computed: the op, its inputs and its

@@ -90,6 +90,9 @@ const (
 	OpGather      // inputs: x; Attrs.Dim, Attrs.Index
 	OpScatterAdd  // inputs: x, src; Attrs.Dim, Attrs.Index
 
+	OpUnfold // im2col of an NCHW input: Attrs.Window, Shape = the input's, Scalars = {the padding's value}
+	OpFold   // col2im, Unfold's adjoint: Attrs.Window, Shape = the output's
+
 	numOps
 )
 
@@ -233,6 +236,9 @@ var opTable = [numOps]opInfo{
 	OpIndexAdd:    {name: "IndexAdd", fam: famOther},
 	OpGather:      {name: "Gather", fam: famOther},
 	OpScatterAdd:  {name: "ScatterAdd", fam: famOther},
+
+	OpUnfold: {name: "Unfold", fam: famOther},
+	OpFold:   {name: "Fold", fam: famOther},
 }
 
 var (

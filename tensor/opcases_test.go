@@ -14,6 +14,7 @@ import (
 // where an op constant may pick behaviour, each with its reason.
 var opCaseAllowed = map[string]string{
 	"../autograd/rules.go":             "the rule table is keyed by op by design",
+	"../autograd/rules_conv.go":        "the rule table is keyed by op by design",
 	"../autograd/rules_elementwise.go": "the rule table is keyed by op by design",
 	"../autograd/rules_reduce.go":      "the rule table is keyed by op by design",
 	"../autograd/rules_shape.go":       "the rule table is keyed by op by design",

@@ -49,6 +49,12 @@ def torch_gemm(dev, n):
     return lambda: a @ b
 
 
+def torch_conv2d(dev, n, cin, hw, cout, k):
+    x = torch.randn(n, cin, hw, hw, device=dev)
+    w, b = torch.randn(cout, cin, k, k, device=dev), torch.randn(cout, device=dev)
+    return lambda: F.conv2d(x, w, b, padding=k // 2)
+
+
 def torch_mul_add(dev, n):
     a, b = torch.randn(n, device=dev), torch.randn(n, device=dev)
     return lambda: a * b + a
@@ -192,7 +198,7 @@ def numpy_minchar_step(dev, hidden, seq, vocab):
 
 WORKLOADS = {
     "torch": {
-        "gemm": torch_gemm, "mul_add": torch_mul_add, "sum": torch_sum,
+        "gemm": torch_gemm, "conv2d": torch_conv2d, "mul_add": torch_mul_add, "sum": torch_sum,
         "softmax": torch_softmax, "tiny_op": torch_tiny_op,
         "mlp_step": torch_mlp_step, "minchar_step": torch_minchar_step,
     },

@@ -1,0 +1,157 @@
+package nn_test
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/nn"
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// checkUniform fails unless x has shape and its values lie in [-bound,
+// bound] and spread over most of it (PyTorch's initialisation).
+func checkUniform(t *testing.T, what string, x *tensor.Tensor, shape []int, bound float64) {
+	t.Helper()
+	if !slices.Equal(x.Shape(), shape) || !x.RequiresGrad() {
+		t.Fatalf("%s: shape %v (requires grad %v), want %v", what, x.Shape(), x.RequiresGrad(), shape)
+	}
+	hi := 0.0
+	for _, v := range x.Float64s() {
+		if math.Abs(v) > bound {
+			t.Fatalf("%s: %g outside ±%g", what, v, bound)
+		}
+		hi = max(hi, math.Abs(v))
+	}
+	if hi < 0.8*bound {
+		t.Errorf("%s: values reach only %g of ±%g", what, hi, bound)
+	}
+}
+
+func TestConvLayersInit(t *testing.T) {
+	c := nn.NewConv2d(6, 8, [2]int{3, 5}, tensor.ConvOptions{Groups: 2}, true)
+	checkUniform(t, "Conv2d weight", c.Weight, []int{8, 3, 3, 5}, 1/math.Sqrt(45))
+	checkUniform(t, "Conv2d bias", c.Bias, []int{8}, 1/math.Sqrt(45))
+	tc := nn.NewConvTranspose2d(4, 6, [2]int{2, 3}, tensor.ConvOptions{Groups: 2, Stride: [2]int{2, 2}, OutputPadding: [2]int{1, 1}}, true)
+	checkUniform(t, "ConvTranspose2d weight", tc.Weight, []int{4, 3, 2, 3}, 1/math.Sqrt(18))
+	checkUniform(t, "ConvTranspose2d bias", tc.Bias, []int{6}, 1/math.Sqrt(18))
+	if names := slices.Sorted(mapsKeys(nn.StateDict(c))); !slices.Equal(names, []string{"bias", "weight"}) {
+		t.Errorf("Conv2d state dict %v", names)
+	}
+	nb := nn.NewConv2d(3, 4, [2]int{3, 3}, tensor.ConvOptions{}, false)
+	if nb.Bias != nil || len(nn.Parameters(nb)) != 1 {
+		t.Errorf("Conv2d without bias: bias %v, %d parameters", nb.Bias, len(nn.Parameters(nb)))
+	}
+}
+
+func mapsKeys(m map[string]*tensor.Tensor) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// smallCNN is conv → relu → max pool → conv transpose → avg pool →
+// adaptive pool → flatten → linear, over (2, 3, 9, 8) inputs.
+func smallCNN(opts ...tensor.Option) *nn.Sequential {
+	return nn.NewSequential(
+		nn.NewConv2d(3, 4, [2]int{3, 3}, tensor.ConvOptions{Padding: [2]int{1, 1}}, true, opts...),
+		nn.Func((*tensor.Tensor).ReLU),
+		nn.MaxPool2d{Window: tensor.Window2d{Kernel: [2]int{2, 2}}},
+		nn.NewConvTranspose2d(4, 6, [2]int{3, 3}, tensor.ConvOptions{Stride: [2]int{2, 2}, Groups: 2}, true, opts...),
+		nn.NewAvgPool2d(tensor.Window2d{Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Padding: [2]int{1, 1}}),
+		nn.AdaptiveAvgPool2d{Size: [2]int{2, 3}},
+		nn.Func(func(x *tensor.Tensor) *tensor.Tensor { return x.Flatten(1, -1) }),
+		nn.NewLinear(36, 5, opts...),
+	)
+}
+
+// TestConvLayersGradcheck checks a small CNN's gradients with respect to
+// its input and every parameter by finite differences in float64.
+func TestConvLayersGradcheck(t *testing.T) {
+	m := smallCNN(tensor.Of(tensor.Float64), tensor.WithGenerator(tensor.NewGenerator(7)))
+	x := tensor.Uniform([]int{2, 3, 9, 8}, -1, 1, tensor.Of(tensor.Float64), tensor.WithGenerator(tensor.NewGenerator(8))).SetRequiresGrad(true)
+	conv, tconv, lin := m.Layers[0].(*nn.Conv2d), m.Layers[3].(*nn.ConvTranspose2d), m.Layers[7].(*nn.LinearLayer)
+	slots := []**tensor.Tensor{&conv.Weight, &conv.Bias, &tconv.Weight, &tconv.Bias, &lin.Weight, &lin.Bias}
+	ps := []*tensor.Tensor{x}
+	for _, s := range slots {
+		ps = append(ps, *s)
+	}
+	f := func(xs []*tensor.Tensor) *tensor.Tensor { // the check's copies of x and the parameters
+		for i, s := range slots {
+			*s = xs[i+1]
+		}
+		return m.Forward(xs[0]).Square().Sum()
+	}
+	if err := autograd.Check(f, ps, autograd.CheckOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConvLayersGPU runs the CNN on the GPU and compares its output and
+// gradients with the CPU's.
+func TestConvLayersGPU(t *testing.T) {
+	gpu, ok := devtest.GPU(t)
+	if !ok {
+		t.Skip("no GPU")
+	}
+	cpuM := smallCNN(tensor.WithGenerator(tensor.NewGenerator(3)))
+	gpuM := smallCNN(tensor.WithGenerator(tensor.NewGenerator(3)), tensor.On(gpu))
+	x := tensor.Uniform([]int{2, 3, 9, 8}, -1, 1, tensor.WithGenerator(tensor.NewGenerator(4)))
+	yc, yg := cpuM.Forward(x), gpuM.Forward(x.To(gpu))
+	autograd.Backward(yc.Square().Sum())
+	autograd.Backward(yg.Square().Sum())
+	closeTo(t, "output", yg, yc)
+	pc, pg := nn.Parameters(cpuM), nn.Parameters(gpuM)
+	for i := range pc {
+		closeTo(t, "grad", pg[i].Grad(), pc[i].Grad())
+	}
+}
+
+// closeTo fails unless got (any device) matches want within float32
+// tolerance.
+func closeTo(t *testing.T, what string, got, want *tensor.Tensor) {
+	t.Helper()
+	g, w := got.To(tensor.CPU).Float64s(), want.Float64s()
+	for i := range w {
+		if math.Abs(g[i]-w[i]) > 1e-5+1e-4*math.Abs(w[i]) {
+			t.Fatalf("%s[%d]: %g, want %g", what, i, g[i], w[i])
+		}
+	}
+}
+
+func TestConvLayersBadInput(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		kind       error
+		f          func()
+	}{
+		{"zero channels", "must be positive", tensor.ErrArgument, func() { nn.NewConv2d(0, 2, [2]int{3, 3}, tensor.ConvOptions{}, true) }},
+		{"groups", "must divide", tensor.ErrArgument, func() { nn.NewConv2d(3, 4, [2]int{3, 3}, tensor.ConvOptions{Groups: 2}, true) }},
+		{"output padding", "no output padding", tensor.ErrArgument, func() {
+			nn.NewConv2d(3, 4, [2]int{3, 3}, tensor.ConvOptions{OutputPadding: [2]int{1, 0}}, true)
+		}},
+		{"channels", "Conv2d", tensor.ErrShape, func() {
+			nn.NewConv2d(3, 4, [2]int{3, 3}, tensor.ConvOptions{}, true).Forward(tensor.Zeros([]int{1, 2, 5, 5}))
+		}},
+		{"kernel larger than input", "does not fit", tensor.ErrShape, func() {
+			nn.NewConv2d(3, 4, [2]int{3, 3}, tensor.ConvOptions{}, true).Forward(tensor.Zeros([]int{1, 3, 2, 5}))
+		}},
+		{"pool padding", "at most half", tensor.ErrArgument, func() {
+			nn.MaxPool2d{Window: tensor.Window2d{Kernel: [2]int{2, 2}, Padding: [2]int{2, 0}}}.Forward(tensor.Zeros([]int{1, 3, 5, 5}))
+		}},
+		{"rank", "(N, C, H, W)", tensor.ErrShape, func() { nn.AdaptiveAvgPool2d{Size: [2]int{1, 1}}.Forward(tensor.Zeros([]int{5, 5})) }},
+	} {
+		err := tensor.Catch(c.f)
+		if !errors.Is(err, c.kind) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %v mentioning %q", c.name, err, c.kind, c.want)
+		}
+	}
+}
