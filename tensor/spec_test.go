@@ -113,10 +113,13 @@ func torch(names ...string) []TorchRef {
 	return refs
 }
 
+// specLists are the spec files' lists.
+var specLists = [][]OpSpec{unarySpecs, binarySpecs, otherSpecs, convSpecs}
+
 // Specs returns the op specs, in Ops() order, for package tensor_test.
 func Specs() []OpSpec {
 	byOp := map[Op]OpSpec{}
-	for _, list := range [][]OpSpec{unarySpecs, binarySpecs, otherSpecs} {
+	for _, list := range specLists {
 		for _, s := range list {
 			byOp[s.Op] = s
 		}
@@ -183,7 +186,7 @@ var IntParams = [2]float64{-2, 3}
 // call, and that every elementwise op has a reference.
 func TestOpSpecs(t *testing.T) {
 	seen := map[Op]int{}
-	for _, list := range [][]OpSpec{unarySpecs, binarySpecs, otherSpecs} {
+	for _, list := range specLists {
 		for _, s := range list {
 			seen[s.Op]++
 		}
