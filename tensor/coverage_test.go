@@ -30,6 +30,7 @@ import (
 	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/internal/opspec"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -48,7 +49,7 @@ type covCase struct {
 	call func(x, y *tensor.Tensor) *tensor.Tensor
 }
 
-type torchRef = tensor.TorchRef
+type torchRef = opspec.TorchRef
 
 // coverageCases, torchRefNames and torchRefExempt are generated from the
 // op specs (tensor/spec_*_test.go): each op's representative public call,
@@ -57,11 +58,11 @@ type torchRef = tensor.TorchRef
 // how the cases reach it.
 var coverageCases, torchRefNames, torchRefExempt = covFromSpecs()
 
-func covFromSpecs() (map[tensor.Op]covCase, map[tensor.Op][]torchRef, map[tensor.Op]tensor.RefExemption) {
+func covFromSpecs() (map[tensor.Op]covCase, map[tensor.Op][]torchRef, map[tensor.Op]opspec.RefExemption) {
 	cases := map[tensor.Op]covCase{}
 	names := map[tensor.Op][]torchRef{}
-	exempt := map[tensor.Op]tensor.RefExemption{}
-	for _, s := range tensor.Specs() {
+	exempt := map[tensor.Op]opspec.RefExemption{}
+	for _, s := range opspec.Specs() {
 		cases[s.Op] = covCase{fam: s.Family, call: s.Cover}
 		if len(s.Torch) > 0 {
 			names[s.Op] = s.Torch

@@ -10,6 +10,7 @@ import (
 	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/internal/layout"
+	"github.com/tessera-ml/tessera/internal/opspec"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -24,15 +25,15 @@ import (
 func TestSpecElementwiseGPU(t *testing.T) {
 	gpu := devtest.MustGPU(t)
 	r := rand.New(rand.NewPCG(7, 8))
-	for _, s := range tensor.Specs() {
-		n := s.Arity()
+	for _, s := range opspec.Specs() {
+		n := s.Arity
 		if n == 0 {
 			continue
 		}
 		for _, dt := range []tensor.DType{tensor.Float32, tensor.Int32, tensor.Bool} {
 			params := s.FloatParams()
 			if dt != tensor.Float32 {
-				params = [][2]float64{tensor.IntParams}
+				params = [][2]float64{opspec.IntParams}
 			}
 			for _, p := range params {
 				for _, l := range specLayouts {
@@ -85,7 +86,7 @@ var specLayouts = []specLayout{
 // specValues draws the values of operand k of s: in its domain, whole
 // numbers for Int32 and Bool (and every other one when s.Whole), a NaN
 // first when s.NaN, some scaled by 2⁻²⁰ when s.Tiny.
-func specValues(r *rand.Rand, s tensor.OpSpec, k int, dt tensor.DType, count int) []float64 {
+func specValues(r *rand.Rand, s opspec.Spec, k int, dt tensor.DType, count int) []float64 {
 	lo, hi := s.Range(k)
 	v := make([]float64, count)
 	for i := range v {
@@ -103,9 +104,9 @@ func specValues(r *rand.Rand, s tensor.OpSpec, k int, dt tensor.DType, count int
 	return v
 }
 
-func checkSpecGPU(t *testing.T, what string, s tensor.OpSpec, dt tensor.DType, p [2]float64, l specLayout, gpu tensor.Device, r *rand.Rand) {
+func checkSpecGPU(t *testing.T, what string, s opspec.Spec, dt tensor.DType, p [2]float64, l specLayout, gpu tensor.Device, r *rand.Rand) {
 	t.Helper()
-	vals := make([][]float64, s.Arity())
+	vals := make([][]float64, s.Arity)
 	for k := range vals {
 		vals[k] = specValues(r, s, k, dt, max(1, layout.Numel(l.base(k))))
 	}

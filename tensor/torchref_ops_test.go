@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/tessera-ml/tessera/internal/opspec"
 	"github.com/tessera-ml/tessera/internal/torchref"
 	"github.com/tessera-ml/tessera/tensor"
 )
@@ -172,8 +173,8 @@ func init() { specTorchOps(torchOps) }
 // Maximum), without attributes, and not mapped by hand: the spec's Call
 // runs on the case's inputs.
 func specTorchOps(ops map[string]torchOp) {
-	for _, s := range tensor.Specs() {
-		if n := s.Arity(); n == 0 || n > 2 || s.Params != nil || s.CoverP != [2]float64{} {
+	for _, s := range opspec.Specs() {
+		if n := s.Arity; n == 0 || n > 2 || s.Params != nil || s.CoverP != [2]float64{} {
 			continue
 		}
 		for _, r := range s.Torch {

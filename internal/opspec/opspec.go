@@ -1,46 +1,55 @@
-package tensor
+// Package opspec holds the one test spec of every op of package tensor:
+// its public call, its float64 reference, the domain of its inputs, the
+// tolerance of its float32 results and the PyTorch reference cases that
+// call it. Tests only: the tests of tensor and autograd are generated
+// from it.
+//
+//   - the coverage matrix, docs/coverage.md (tensor/coverage_test.go):
+//     Cover, Family, Torch and Via;
+//   - the PyTorch reference mapping (tensor/torchref_ops_test.go): Torch
+//     names without attributes of elementwise ops without parameters run
+//     through Call;
+//   - the CPU kernel checks (tensor's TestRowMath): Ref against each
+//     kernel of the op's row, for every dtype it computes in;
+//   - the GPU checks of the WGSL expression that ships (tensor's
+//     TestSpecElementwiseGPU): Call on a GPU device against Ref and the
+//     CPU, within Tol;
+//   - the derivative-rule checks of an elementwise op that autograd's
+//     tests do not list by hand (autograd/rules_spec_test.go): Call on
+//     the domain, reverse, forward and second order.
+//
+// Every op of tensor.Ops() has exactly one spec (tensor's TestOpSpecs),
+// in this package's files by family.
+package opspec
 
 import (
 	"math"
 	"strings"
-	"testing"
 
 	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/tensor"
 )
 
-// An OpSpec is the one test spec of an op: its public call, its float64
-// reference, the domain of its inputs, the tolerance of its float32
-// results and the PyTorch reference cases that call it. Every op of
-// Ops() has exactly one (TestOpSpecs), in spec_*_test.go by family, and
-// the tests are generated from them:
-//
-//   - the coverage matrix, docs/coverage.md (coverage_test.go): Cover,
-//     Family, Torch and Via;
-//   - the PyTorch reference mapping (torchref_ops_test.go): Torch names
-//     without attributes of elementwise ops without parameters are run
-//     through Call;
-//   - the CPU kernel checks (TestRowMath, opmath_test.go): Ref against
-//     each kernel of the row, every dtype it computes in;
-//   - the GPU checks of the WGSL expression that ships
-//     (spec_gpu_test.go): Call on a GPU device against Ref and the CPU,
-//     within Tol.
-//
-// The fields after Family describe elementwise ops (unary, binary and
-// ternary); other ops have only Cover and the PyTorch fields.
-type OpSpec struct {
-	Op Op
+// A Spec is the test spec of one op. The fields after Cover describe
+// elementwise ops (unary, binary and ternary); other ops have only Cover
+// and the PyTorch fields.
+type Spec struct {
+	Op tensor.Op
 	// Family is the coverage matrix's family of an op that is not unary
 	// or binary (those take theirs from the op).
 	Family string
 	// Cover is the representative public call of the coverage matrix on
 	// two 2×3 operands x and y; elementwise ops without one run Call
 	// with CoverP on x (and y).
-	Cover  func(x, y *Tensor) *Tensor
+	Cover  func(x, y *tensor.Tensor) *tensor.Tensor
 	CoverP [2]float64
 
+	// Arity is the number of operands of an elementwise op (set by the
+	// list it is in; 0 for other ops).
+	Arity int
 	// Call is the public call of an elementwise op on its operands, with
 	// scalar parameters p where it takes any.
-	Call func(p [2]float64, in ...*Tensor) *Tensor
+	Call func(p [2]float64, in ...*tensor.Tensor) *tensor.Tensor
 	// Ref is its float64 reference (comparisons and logical ops give 0 or
 	// 1; integer inputs are whole numbers).
 	Ref func(p [2]float64, x ...float64) float64
@@ -52,7 +61,7 @@ type OpSpec struct {
 	Domain           [][2]float64
 	Whole, NaN, Tiny bool
 	// Params are the parameter sets float inputs run with (nil: {0.75,
-	// 1.5}); integer inputs run with {-2, 3}.
+	// 1.5}); integer inputs run with IntParams.
 	Params [][2]float64
 	// Tol bounds a float32 result against Ref rounded to float32 (and the
 	// GPU's against the CPU's); the zero Tol asks for exact results.
@@ -63,6 +72,9 @@ type OpSpec struct {
 	Torch []TorchRef
 	Via   *RefExemption
 }
+
+// IntParams are the parameters integer inputs run with.
+var IntParams = [2]float64{-2, 3}
 
 // A TorchRef names reference cases: those of testdata/torch/*.json whose
 // "op" field is Op and, when Attr is "key=value", whose attrs[key] is
@@ -104,64 +116,55 @@ type RefExemption struct {
 	Note string // what the matrix shows
 }
 
-// torch returns the TorchRefs of names without attributes.
-func torch(names ...string) []TorchRef {
-	refs := make([]TorchRef, len(names))
-	for i, n := range names {
-		refs[i] = TorchRef{Op: n}
-	}
-	return refs
+// Lists returns the spec lists as written, for the check that every op
+// has exactly one.
+func Lists() [][]Spec {
+	return [][]Spec{withArity(unarySpecs, 1), withArity(binarySpecs, 2), withArity(ternarySpecs, 3), otherSpecs, convSpecs}
 }
 
-// specLists are the spec files' lists.
-var specLists = [][]OpSpec{unarySpecs, binarySpecs, otherSpecs, convSpecs}
-
-// Specs returns the op specs, in Ops() order, for package tensor_test.
-func Specs() []OpSpec {
-	byOp := map[Op]OpSpec{}
-	for _, list := range specLists {
+// Specs returns the specs, in tensor.Ops() order, with Arity set and
+// Cover filled in from Call.
+func Specs() []Spec {
+	byOp := map[tensor.Op]Spec{}
+	for _, list := range Lists() {
 		for _, s := range list {
 			byOp[s.Op] = s
 		}
 	}
-	var out []OpSpec
-	for _, op := range Ops() {
+	var out []Spec
+	for _, op := range tensor.Ops() {
 		if s, ok := byOp[op]; ok {
-			out = append(out, s.withDefaults())
+			out = append(out, s.withCover())
 		}
 	}
 	return out
 }
 
-// withDefaults fills Cover of an elementwise spec from Call and CoverP.
-func (s OpSpec) withDefaults() OpSpec {
+func withArity(list []Spec, n int) []Spec {
+	out := make([]Spec, len(list))
+	for i, s := range list {
+		s.Arity = n
+		out[i] = s
+	}
+	return out
+}
+
+// withCover fills Cover of an elementwise spec from Call and CoverP.
+func (s Spec) withCover() Spec {
 	if s.Cover != nil || s.Call == nil {
 		return s
 	}
 	call, p := s.Call, s.CoverP
-	if s.Op.info().fam == famUnary {
-		s.Cover = func(x, _ *Tensor) *Tensor { return call(p, x) }
+	if s.Arity == 1 {
+		s.Cover = func(x, _ *tensor.Tensor) *tensor.Tensor { return call(p, x) }
 	} else {
-		s.Cover = func(x, y *Tensor) *Tensor { return call(p, x, y) }
+		s.Cover = func(x, y *tensor.Tensor) *tensor.Tensor { return call(p, x, y) }
 	}
 	return s
 }
 
-// Arity is the number of operands of an elementwise op (0 for others).
-func (s OpSpec) Arity() int {
-	switch s.Op.info().fam {
-	case famUnary:
-		return 1
-	case famBinary:
-		return 2
-	case famTernary:
-		return 3
-	}
-	return 0
-}
-
 // Range returns the domain of operand i.
-func (s OpSpec) Range(i int) (lo, hi float64) {
+func (s Spec) Range(i int) (lo, hi float64) {
 	if i < len(s.Domain) {
 		return s.Domain[i][0], s.Domain[i][1]
 	}
@@ -172,55 +175,28 @@ func (s OpSpec) Range(i int) (lo, hi float64) {
 }
 
 // FloatParams returns the parameter sets of float inputs.
-func (s OpSpec) FloatParams() [][2]float64 {
+func (s Spec) FloatParams() [][2]float64 {
 	if s.Params == nil {
 		return [][2]float64{{0.75, 1.5}}
 	}
 	return s.Params
 }
 
-// IntParams are the parameters integer inputs run with.
-var IntParams = [2]float64{-2, 3}
-
-// TestOpSpecs checks that every op has exactly one spec, with a public
-// call, and that every elementwise op has a reference.
-func TestOpSpecs(t *testing.T) {
-	seen := map[Op]int{}
-	for _, list := range specLists {
-		for _, s := range list {
-			seen[s.Op]++
-		}
+// torch returns the TorchRefs of names without attributes.
+func torch(names ...string) []TorchRef {
+	refs := make([]TorchRef, len(names))
+	for i, n := range names {
+		refs[i] = TorchRef{Op: n}
 	}
-	for _, op := range Ops() {
-		if seen[op] != 1 {
-			t.Errorf("%v has %d specs in spec_*_test.go, want 1", op, seen[op])
-		}
-		delete(seen, op)
-	}
-	for op := range seen {
-		t.Errorf("a spec names %v, which Ops() does not list", op)
-	}
-	for _, s := range Specs() {
-		if s.Cover == nil {
-			t.Errorf("%v: the spec has no public call (Cover or Call)", s.Op)
-		}
-		if s.Arity() > 0 && (s.Call == nil || s.Ref == nil) {
-			t.Errorf("%v is elementwise: its spec needs Call and Ref", s.Op)
-		}
-		if len(s.Torch) > 0 && s.Via != nil {
-			t.Errorf("%v: a spec has Torch names or Via, not both", s.Op)
-		}
-	}
+	return refs
 }
 
-// Helpers for the specs.
-
-func call1(f func(*Tensor) *Tensor) func(p [2]float64, in ...*Tensor) *Tensor {
-	return func(_ [2]float64, in ...*Tensor) *Tensor { return f(in[0]) }
+func call1(f func(*tensor.Tensor) *tensor.Tensor) func(p [2]float64, in ...*tensor.Tensor) *tensor.Tensor {
+	return func(_ [2]float64, in ...*tensor.Tensor) *tensor.Tensor { return f(in[0]) }
 }
 
-func call2(f func(x, y *Tensor) *Tensor) func(p [2]float64, in ...*Tensor) *Tensor {
-	return func(_ [2]float64, in ...*Tensor) *Tensor { return f(in[0], in[1]) }
+func call2(f func(x, y *tensor.Tensor) *tensor.Tensor) func(p [2]float64, in ...*tensor.Tensor) *tensor.Tensor {
+	return func(_ [2]float64, in ...*tensor.Tensor) *tensor.Tensor { return f(in[0], in[1]) }
 }
 
 func ref1(f func(float64) float64) func(p [2]float64, x ...float64) float64 {
