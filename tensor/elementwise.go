@@ -39,6 +39,9 @@ func (x *Tensor) Sign() *Tensor { return x.unary(OpSign) }
 // Exp returns eˣ.
 func (x *Tensor) Exp() *Tensor { return x.unary(OpExp) }
 
+// Expm1 returns eˣ − 1, accurate for small x (torch.expm1).
+func (x *Tensor) Expm1() *Tensor { return x.unary(OpExpm1) }
+
 // Log returns the natural logarithm.
 func (x *Tensor) Log() *Tensor { return x.unary(OpLog) }
 

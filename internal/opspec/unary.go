@@ -17,6 +17,7 @@ var unarySpecs = []Spec{
 	// sign(NaN) = 0.
 	{Op: tensor.OpSign, Call: call1((*tensor.Tensor).Sign), Ref: ref1(func(x float64) float64 { return b2f(x > 0) - b2f(x < 0) }), Domain: [][2]float64{{-10, 10}}, NaN: true, Torch: torch("sign")},
 	{Op: tensor.OpExp, Call: call1((*tensor.Tensor).Exp), Ref: ref1(math.Exp), Domain: [][2]float64{{-20, 20}}, Tol: approx.AbsRel(1e-30, 4e-6), Torch: torch("exp")},
+	{Op: tensor.OpExpm1, Call: call1((*tensor.Tensor).Expm1), Ref: ref1(math.Expm1), Domain: [][2]float64{{-3, 3}}, Tiny: true, Tol: approx.AbsRel(1e-30, 2e-6), Torch: torch("expm1")},
 	{Op: tensor.OpLog, Call: call1((*tensor.Tensor).Log), Ref: ref1(math.Log), Domain: [][2]float64{{1e-3, 1e3}}, Tol: approx.AbsRel(1e-6, 1e-6), Torch: torch("log")},
 	{Op: tensor.OpLog1p, Call: call1((*tensor.Tensor).Log1p), Ref: ref1(math.Log1p), Domain: [][2]float64{{-0.999, 5}}, Tiny: true, Tol: approx.AbsRel(1e-7, 1e-6), Torch: torch("log1p")},
 	{Op: tensor.OpSqrt, Call: call1((*tensor.Tensor).Sqrt), Ref: ref1(math.Sqrt), Domain: [][2]float64{{0, 1e3}}, Tol: approx.AbsRel(0, 1e-6), Torch: torch("sqrt")},
