@@ -4,19 +4,28 @@
 //
 // Functional ops (torch.nn.functional) take every tensor as an argument:
 // CrossEntropy, NLLLoss, MSELoss, BinaryCrossEntropyWithLogits, Linear,
-// Embedding, Dropout and LayerNorm. Losses take LossOptions (Reduce,
-// IgnoreIndex, Weight) with PyTorch's defaults. ClipGradNorm and
-// ClipGradValue clip gradients in place (torch.nn.utils).
+// Embedding, Dropout, LayerNorm, BatchNorm and GroupNorm. Losses take
+// LossOptions (Reduce, IgnoreIndex, Weight) with PyTorch's defaults.
+// ClipGradNorm and ClipGradValue clip gradients in place
+// (torch.nn.utils).
 //
 // Modules (torch.nn) implement Module: they name the tensors they hold
 // (Slots: parameters, leaves that require grad, initialised as PyTorch
 // does, and buffers) and the modules they are made of (Children):
-// LinearLayer, EmbeddingLayer, LayerNormLayer, DropoutLayer, RNNCell,
-// LSTMCell, LSTM and Sequential (NewMLP builds a multi-layer
-// perceptron). The layers that share a name with a functional op carry a
-// Layer suffix (Go has one namespace per package); constructors are
-// NewLinear, NewEmbedding, and so on. Those that map one tensor to one
-// tensor implement Layer.
+// LinearLayer, EmbeddingLayer, LayerNormLayer, DropoutLayer,
+// BatchNormLayer (NewBatchNorm1d, NewBatchNorm2d: running statistics,
+// train and eval as PyTorch), GroupNormLayer, RNNCell, LSTMCell,
+// GRUCell, the multi-layer RNN, LSTM and GRU over (seq, batch, features),
+// MultiheadAttention (AttentionMasks: attn_mask, key_padding_mask,
+// causal), TransformerEncoderLayer (pre- or post-norm) and
+// TransformerEncoder, the parameter-free ReLU, GELU, SiLU, Tanh,
+// Sigmoid, LeakyReLU, Softmax, LogSoftmax, Flatten and Identity, and
+// Sequential (NewMLP builds a multi-layer perceptron). Each
+// constructor's doc states PyTorch's initialisation, which it follows.
+// The layers that share a name with a functional op carry a Layer suffix
+// (Go has one namespace per package); constructors are NewLinear,
+// NewEmbedding, and so on. Those that map one tensor to one tensor
+// implement Layer.
 // Convolution and pooling layers wrap the functional ops of package
 // tensor (tensor.Conv2d, MaxPool2d, ...), so they keep PyTorch's names:
 // Conv2d and ConvTranspose2d (NewConv2d, NewConvTranspose2d), MaxPool2d,

@@ -8,7 +8,8 @@ import (
 	"github.com/tessera-ml/tessera/tensor"
 )
 
-// RNNCell is torch.nn.RNNCell with the tanh non-linearity:
+// RNNCell is torch.nn.RNNCell with the tanh non-linearity, or relu
+// when ReLU is true (nonlinearity='relu'):
 //
 //	h' = tanh(x·W_ihᵀ + b_ih + h·W_hhᵀ + b_hh)
 //
@@ -16,6 +17,7 @@ import (
 // (hidden); nil biases are left out.
 type RNNCell struct {
 	WeightIH, WeightHH, BiasIH, BiasHH *tensor.Tensor
+	ReLU                               bool
 }
 
 // NewRNNCell returns an RNNCell with every weight and bias drawn from
@@ -23,38 +25,46 @@ type RNNCell struct {
 // (0 for no hidden units). opts are those of NewLinear. It panics with
 // ErrArgument for a negative size.
 func NewRNNCell(input, hidden int, opts ...tensor.Option) *RNNCell {
-	checkSizes("NewRNNCell", input, hidden)
-	b := recurrentBound(hidden)
-	return &RNNCell{
-		WeightIH: uniformParam([]int{hidden, input}, b, opts),
-		WeightHH: uniformParam([]int{hidden, hidden}, b, opts),
-		BiasIH:   uniformParam([]int{hidden}, b, opts),
-		BiasHH:   uniformParam([]int{hidden}, b, opts),
-	}
+	c := &RNNCell{}
+	c.WeightIH, c.WeightHH, c.BiasIH, c.BiasHH = cellParams("NewRNNCell", 1, input, hidden, opts)
+	return c
 }
 
 // Forward returns the next hidden state for input x, (batch, input) or
 // (input), and hidden state h of the matching shape (batch, hidden) or
 // (hidden); nil h means zeros.
 func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
-	need("RNNCell", "x", x)
+	need("RNNCell", "x, weight_ih, weight_hh", x, c.WeightIH, c.WeightHH)
 	h = zeroState("RNNCell", x, h, c.WeightHH.Size(1))
-	return Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH)).Tanh()
+	pre := Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH))
+	if c.ReLU {
+		return pre.ReLU()
+	}
+	return pre.Tanh()
 }
 
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.RNNCell names them.
 func (c *RNNCell) Slots() []Slot {
-	return cellSlots("", &c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH)
+	return cellSlots("", c.weights())
 }
 
 // Children returns nil.
 func (c *RNNCell) Children() []Child { return nil }
 
 // cellSlots returns the slots of a recurrent cell's weights and biases
-// under PyTorch's names, each followed by suffix ("_l0" in a stack).
-func cellSlots(suffix string, wih, whh, bih, bhh **tensor.Tensor) []Slot {
-	return []Slot{Param("weight_ih"+suffix, wih), Param("weight_hh"+suffix, whh), Param("bias_ih"+suffix, bih), Param("bias_hh"+suffix, bhh)}
+// w (weight_ih, weight_hh, bias_ih, bias_hh) under PyTorch's names, each
+// followed by suffix ("_l0" in a stack).
+func cellSlots(suffix string, w []**tensor.Tensor) []Slot {
+	return []Slot{Param("weight_ih"+suffix, w[0]), Param("weight_hh"+suffix, w[1]), Param("bias_ih"+suffix, w[2]), Param("bias_hh"+suffix, w[3])}
+}
+
+func (c *RNNCell) weights() []**tensor.Tensor {
+	return []**tensor.Tensor{&c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH}
+}
+
+func (l *LSTMCell) weights() []**tensor.Tensor {
+	return []**tensor.Tensor{&l.WeightIH, &l.WeightHH, &l.BiasIH, &l.BiasHH}
 }
 
 // LSTMCell is torch.nn.LSTMCell. The gates are stacked in PyTorch's
@@ -75,21 +85,16 @@ type LSTMCell struct {
 // U(-1/√hidden, 1/√hidden), as PyTorch does. opts are those of NewLinear.
 // It panics with ErrArgument for a negative size.
 func NewLSTMCell(input, hidden int, opts ...tensor.Option) *LSTMCell {
-	checkSizes("NewLSTMCell", input, hidden)
-	b := recurrentBound(hidden)
-	return &LSTMCell{
-		WeightIH: uniformParam([]int{4 * hidden, input}, b, opts),
-		WeightHH: uniformParam([]int{4 * hidden, hidden}, b, opts),
-		BiasIH:   uniformParam([]int{4 * hidden}, b, opts),
-		BiasHH:   uniformParam([]int{4 * hidden}, b, opts),
-	}
+	c := &LSTMCell{}
+	c.WeightIH, c.WeightHH, c.BiasIH, c.BiasHH = cellParams("NewLSTMCell", 4, input, hidden, opts)
+	return c
 }
 
 // Forward returns the next hidden and cell states for input x,
 // (batch, input) or (input), and states h, c of shape (batch, hidden) or
 // (hidden); nil states mean zeros.
 func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
-	need("LSTMCell", "x", x)
+	need("LSTMCell", "x, weight_ih, weight_hh", x, l.WeightIH, l.WeightHH)
 	hidden := l.WeightHH.Size(1)
 	h = zeroState("LSTMCell", x, h, hidden)
 	c = zeroState("LSTMCell", x, c, hidden)
@@ -103,19 +108,26 @@ func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.LSTMCell names them.
 func (l *LSTMCell) Slots() []Slot {
-	return cellSlots("", &l.WeightIH, &l.WeightHH, &l.BiasIH, &l.BiasHH)
+	return cellSlots("", l.weights())
 }
 
 // Children returns nil.
 func (l *LSTMCell) Children() []Child { return nil }
 
-// recurrentBound is PyTorch's init bound of recurrent layers: 1/√hidden,
-// or 0 for no hidden units.
-func recurrentBound(hidden int) float64 {
-	if hidden == 0 {
-		return 0
+// cellParams returns a recurrent cell's weights (gates·hidden, input)
+// and (gates·hidden, hidden) and biases (gates·hidden), drawn from
+// U(-1/√hidden, 1/√hidden) as PyTorch initialises recurrent layers (a
+// bound of 0 for no hidden units). It panics with ErrArgument for a
+// negative size.
+func cellParams(op string, gates, input, hidden int, opts []tensor.Option) (wih, whh, bih, bhh *tensor.Tensor) {
+	checkSizes(op, input, hidden)
+	b := 0.0
+	if hidden > 0 {
+		b = 1 / math.Sqrt(float64(hidden))
 	}
-	return 1 / math.Sqrt(float64(hidden))
+	n := gates * hidden
+	return uniformParam([]int{n, input}, b, opts), uniformParam([]int{n, hidden}, b, opts),
+		uniformParam([]int{n}, b, opts), uniformParam([]int{n}, b, opts)
 }
 
 // zeroState returns s, or zeros of x's batch shape with size hidden when
@@ -134,64 +146,39 @@ func zeroState(op string, x, s *tensor.Tensor, hidden int) *tensor.Tensor {
 	return s
 }
 
-// LSTM is torch.nn.LSTM without dropout, bidirectionality or
-// projections: a stack of LSTMCells, layer l+1 reading the hidden states
-// of layer l. Inputs are laid out (seq, batch, input). Its state dict
+// LSTM is torch.nn.LSTM without bidirectionality or projections: a
+// stack of LSTMCells, layer l+1 reading the hidden states of layer l,
+// over inputs (seq, batch, input), (batch, seq, input) with BatchFirst,
+// or unbatched (seq, input); StackOptions as for RNN. Its state dict
 // holds the cells' tensors under PyTorch's names ("weight_ih_l0", …).
 type LSTM struct {
 	Cells []*LSTMCell
+	StackOptions
 }
 
 // NewLSTM returns an LSTM of layers stacked cells (input → hidden, then
-// hidden → hidden), initialised as NewLSTMCell. It panics with
-// ErrArgument when layers < 1 or a size is negative.
+// hidden → hidden), initialised as NewLSTMCell, in training mode,
+// without dropout. It panics with ErrArgument when layers < 1 or a size
+// is negative.
 func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
-	if layers < 1 {
-		fail("NewLSTM", tensor.ErrArgument, fmt.Sprintf("need at least one layer, got %d", layers))
-	}
-	checkSizes("NewLSTM", input, hidden)
-	m := &LSTM{}
-	for l := 0; l < layers; l++ {
-		in := input
-		if l > 0 {
-			in = hidden
-		}
-		m.Cells = append(m.Cells, NewLSTMCell(in, hidden, opts...))
-	}
-	return m
+	return &LSTM{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewLSTM", input, hidden, layers, func(in int) *LSTMCell {
+		return NewLSTMCell(in, hidden, opts...)
+	})}
 }
 
-// Forward runs the LSTM over x (seq, batch, input) from initial states
-// h0, c0 (layers, batch, hidden), nil meaning zeros, and returns the last
-// layer's hidden state at every step, out (seq, batch, hidden), and the
-// final states hn, cn (layers, batch, hidden), as torch.nn.LSTM returns
-// output, (h_n, c_n). It panics with ErrShape when x is not 3-D or a
-// state has the wrong shape.
+// Forward runs the LSTM over x from initial states h0, c0 (layers,
+// batch, hidden), or (layers, hidden) for an unbatched x, nil meaning
+// zeros, and returns the last layer's hidden state at every step, out
+// (seq, batch, hidden) (batch first with BatchFirst; (seq, hidden)
+// unbatched), and the final states hn, cn of the states' shape, as
+// torch.nn.LSTM returns output, (h_n, c_n). It panics with ErrShape when
+// x is neither 2-D nor 3-D or a state has the wrong shape.
 func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
-	need("LSTM", "x", x)
-	if x.Dim() != 3 {
-		fail("LSTM", tensor.ErrShape, "the input must be (seq, batch, input)", x)
-	}
-	steps := make([]*tensor.Tensor, x.Size(0))
-	for t := range steps {
-		steps[t] = x.Select(0, t)
-	}
-	var hs, cs []*tensor.Tensor
-	for l, cell := range m.Cells {
-		var h, c *tensor.Tensor
-		if h0 != nil {
-			h = h0.Select(0, l)
-		}
-		if c0 != nil {
-			c = c0.Select(0, l)
-		}
-		for t, xt := range steps {
-			h, c = cell.Forward(xt, h, c)
-			steps[t] = h
-		}
-		hs, cs = append(hs, h), append(cs, c)
-	}
-	return tensor.Stack(steps, 0), tensor.Stack(hs, 0), tensor.Stack(cs, 0)
+	out, s := runStack("LSTM", m.Cells, m.StackOptions, func(c *LSTMCell, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
+		h, cell := c.Forward(x, s[0], s[1])
+		return []*tensor.Tensor{h, cell}
+	}, x, h0, c0)
+	return out, s[0], s[1]
 }
 
 // Slots returns the cells' weights and biases layer by layer under
@@ -199,14 +186,7 @@ func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
 // "bias_hh_l0", "weight_ih_l1", …. It panics with ErrArgument for a nil
 // cell.
 func (m *LSTM) Slots() []Slot {
-	var out []Slot
-	for k, c := range m.Cells {
-		if c == nil {
-			fail("LSTM", tensor.ErrArgument, fmt.Sprintf("cell %d is nil", k))
-		}
-		out = append(out, cellSlots(fmt.Sprintf("_l%d", k), &c.WeightIH, &c.WeightHH, &c.BiasIH, &c.BiasHH)...)
-	}
-	return out
+	return stackSlots("LSTM", m.Cells)
 }
 
 // Children returns nil: the cells' tensors are the LSTM's own slots, as

@@ -32,11 +32,13 @@ func loadFormatCases(t *testing.T) []formatCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cs []formatCase
-	if err := json.Unmarshal(b, &cs); err != nil {
+	var file struct {
+		Cases []formatCase `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil {
 		t.Fatal(err)
 	}
-	return cs
+	return file.Cases
 }
 
 // build makes the case's tensor on dev.

@@ -34,6 +34,26 @@ func (g *Generator) Seed(seed uint64) {
 	g.mu.Unlock()
 }
 
+// State returns g's seed and the offset of its stream: what a checkpoint
+// keeps to continue g's draws (see SetState).
+func (g *Generator) State() (seed, offset uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.seed, g.offset
+}
+
+// SetState sets g's seed and stream offset, as State returned them: g
+// then draws what the generator it was saved from would have drawn next.
+func (g *Generator) SetState(seed, offset uint64) {
+	g.mu.Lock()
+	g.seed, g.offset = seed, offset
+	g.mu.Unlock()
+}
+
+// DefaultGenerator returns the generator random functions use without
+// WithGenerator (the one ManualSeed reseeds).
+func DefaultGenerator() *Generator { return defaultGen }
+
 // next reserves the stream positions for n elements.
 func (g *Generator) next(n int) (seed, offset uint64) {
 	g.mu.Lock()

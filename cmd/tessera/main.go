@@ -1,6 +1,7 @@
 // Command tessera trains models and inspects devices.
 //
 //	tessera train [flags]   train an MNIST classifier on the default device
+//	tessera train <program> [flags]   run a training program (tessera train --help lists them)
 //	tessera devices         list WebGPU adapters and the GPU memory budget
 //	tessera bench [flags]   run the benchmark suite on every device (and PyTorch with -torch)
 //	tessera help            print this usage
@@ -22,6 +23,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
+
+	trainpkg "github.com/tessera-ml/tessera/train"
 )
 
 func main() {
@@ -62,10 +65,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	err := catch(func() error { return cmd(args[1:], stdout) })
 	var uerr usageError
+	var terr trainpkg.UsageError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &uerr):
+	case errors.As(err, &uerr), errors.As(err, &terr):
 		fmt.Fprintf(stderr, "tessera %s: %s\n", name, oneLine(err))
 		return 2
 	default:
@@ -77,6 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage:
   tessera train [flags]   train an MNIST classifier on the default device (see tessera train -h)
+  tessera train <program> [flags]   run a training program: mnist-mlp, charrnn, lstm, pong, timeseries, ... (see tessera train --help)
   tessera devices         list WebGPU adapters and the GPU memory budget
   tessera bench [flags]   run the benchmark suite on every device (see tessera bench -h)
   tessera help            print this usage

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -83,7 +84,7 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"help", "train"}, ` help: unexpected argument "train"`},
 		{[]string{"devices", "extra"}, ` devices: unexpected argument "extra"`},
 		{[]string{"devices", "-v"}, " devices: flag provided but not defined: -v"},
-		{[]string{"train", "stray"}, ` train: unexpected argument "stray"`},
+		{[]string{"train", "stray"}, ` train: unknown program "stray" (run tessera train --help for the list)`},
 		{[]string{"train", "-steps", "5", "stray"}, ` train: unexpected argument "stray"`},
 		{[]string{"train", "-nosuchflag"}, " train: flag provided but not defined: -nosuchflag"},
 		{[]string{"train", "-batch", "-5"}, " train: -batch must be at least 1, got -5"},
@@ -104,6 +105,52 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"train", "-lr", "-Inf"}, " train: -lr must be a positive finite number, got -Inf"},
 		{[]string{"train", "-lr", "1e999"}, ` train: invalid value "1e999" for flag -lr: value out of range`},
 		{[]string{"train", "-seed", "-1"}, ` train: invalid value "-1" for flag -seed`},
+		{[]string{"train", "mnist-mlp", "-hidden", "0"}, " train: -hidden and -layers must be at least 1"},
+		{[]string{"train", "mnist-mlp", "-batch", "60001"}, " train: -batch must be at most the training set's 60000 images"},
+		{[]string{"train", "charrnn", "-seq", "0"}, " train: -hidden and -seq must be at least 1"},
+		{[]string{"train", "lstm", "-delay", "20"}, " train: want -hidden ≥ 1, -symbols ≥ 2, 0 ≤ -delay < -length"},
+		{[]string{"train", "pong", "-gamma", "2"}, " train: -hidden and -frame-skip must be at least 1"},
+		{[]string{"train", "timeseries", "-holdout", "1"}, " train: want -window ≥ 1, -hidden ≥ 1 and -holdout in (0, 1)"},
+		{[]string{"train", "timeseries", "-window", "x"}, ` train: invalid value "x" for flag -window`},
+		{[]string{"train", "lstm", "stray"}, ` train: unexpected argument "stray" (run tessera train lstm -h for the flags)`},
+		{[]string{"train", "lstm", "-epochs", "1", "-steps", "2"}, " train: -steps and -epochs exclude each other"},
+		{[]string{"train", "pong", "-epochs", "1"}, " train: -epochs: pong has no epochs; give -steps"},
+	}
+	for _, prog := range []string{"mnist-mlp", "charrnn", "lstm", "pong", "timeseries"} {
+		cases = append(cases,
+			struct {
+				args []string
+				line string
+			}{[]string{"train", prog, "-steps", "0"}, " train: -steps must be at least 1, got 0"},
+			struct {
+				args []string
+				line string
+			}{[]string{"train", prog, "-lr", "NaN"}, " train: -lr must be a positive finite number, got NaN"},
+			struct {
+				args []string
+				line string
+			}{[]string{"train", prog, "-batch", "-1"}, " train: -batch must be at least 1, got -1"},
+			struct {
+				args []string
+				line string
+			}{[]string{"train", prog, "-device", "tpu"}, ` train: -device "tpu": want cpu, gpu, gpu:N or default`},
+			struct {
+				args []string
+				line string
+			}{[]string{"train", prog, "-plot", "x.jpg"}, ` train: -plot "x.jpg" must name a .png file`},
+			struct {
+				args []string
+				line string
+			}{[]string{"train", prog, "-resume", "/nonexistent.safetensors"}, ` train: -resume "/nonexistent.safetensors": no such checkpoint file`},
+			struct {
+				args []string
+				line string
+			}{[]string{"train", prog, "-checkpoint", "/nonexistent/c.safetensors"}, ` train: -checkpoint "/nonexistent/c.safetensors": the folder "/nonexistent" does not exist`},
+			struct {
+				args []string
+				line string
+			}{[]string{"train", prog, "-nosuchflag"}, " train: flag provided but not defined: -nosuchflag"},
+		)
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -122,6 +169,16 @@ func TestBadArguments(t *testing.T) {
 	}
 }
 
+// TestMissingData runs a program on a file that does not exist: one
+// line naming it, exit status 1 (a failure while running).
+func TestMissingData(t *testing.T) {
+	code, _, stderr := runArgs("train", "charrnn", "-device", "cpu", "-data", "/nonexistent/file.txt")
+	if code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	wantOneLine(t, stderr, "tessera train: ", "/nonexistent/file.txt")
+}
+
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}, {"train", "-h"}, {"devices", "-help"}} {
 		code, stdout, stderr := runArgs(args...)
@@ -131,6 +188,17 @@ func TestHelp(t *testing.T) {
 	}
 	if _, stdout, _ := runArgs("train", "-h"); !strings.Contains(stdout, "-hidden") {
 		t.Errorf("train -h does not list -hidden: %q", stdout)
+	}
+	// tessera train --help lists the programs, one line each.
+	_, stdout, _ := runArgs("train", "--help")
+	for _, prog := range []string{"mnist-mlp", "charrnn", "lstm", "pong", "timeseries"} {
+		if !regexp.MustCompile(`(?m)^  ` + prog + ` +\S.*$`).MatchString(stdout) {
+			t.Errorf("train --help has no line for %s:\n%s", prog, stdout)
+		}
+		code, out, stderr := runArgs("train", prog, "-h")
+		if code != 0 || stderr != "" || !strings.Contains(out, "usage: tessera train "+prog) || !strings.Contains(out, "-checkpoint") {
+			t.Errorf("train %s -h: exit status %d, stdout %q, stderr %q", prog, code, out, stderr)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -15,6 +16,8 @@ import (
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/optim"
 	"github.com/tessera-ml/tessera/tensor"
+	trainpkg "github.com/tessera-ml/tessera/train"
+	_ "github.com/tessera-ml/tessera/train/programs" // registers the programs
 )
 
 // trainFlags are the flags of tessera train.
@@ -68,10 +71,38 @@ func checkSizes(f trainFlags, dev tensor.Device, trainLen, testLen int) error {
 	return nil
 }
 
-// train fits a ReLU MLP to MNIST with Adam and cross-entropy on the
+// train runs the program args[0] names (see package train/programs),
+// lists the programs for --help, and otherwise runs the MNIST demo.
+func train(args []string, stdout io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "-h", "-help", "--help", "help":
+			trainHelp(stdout)
+			return flag.ErrHelp
+		}
+		if p := trainpkg.Lookup(args[0]); p != nil {
+			_, err := trainpkg.Main(p, args[1:], trainpkg.Options{Stdout: stdout, Signals: true})
+			return err
+		}
+		if !strings.HasPrefix(args[0], "-") {
+			return usagef("unknown program %q (run tessera train --help for the list)", args[0])
+		}
+	}
+	return demo(args, stdout)
+}
+
+// trainHelp lists the programs, one line each, and the demo's flags.
+func trainHelp(w io.Writer) {
+	fmt.Fprint(w, "usage: tessera train <program> [flags]   (tessera train <program> -h lists its flags)\n\nprograms:\n")
+	trainpkg.List(w)
+	fmt.Fprint(w, "\ntessera train [flags] without a program trains the MNIST demo, with these flags:\n")
+	parseTrain([]string{"-h"}, w)
+}
+
+// demo fits a ReLU MLP to MNIST with Adam and cross-entropy on the
 // default device, then reports test accuracy. Bad flags are usage errors;
 // a loss that turns NaN or infinite stops training with an error.
-func train(args []string, stdout io.Writer) error {
+func demo(args []string, stdout io.Writer) error {
 	f, err := parseTrain(args, stdout)
 	if err != nil {
 		return err

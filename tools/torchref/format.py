@@ -6,7 +6,8 @@ Run from anywhere (writes <repo>/testdata/torch/format.json):
     /usr/bin/python3 tools/torchref/format.py
 
 Needs PyTorch (Debian's python3-torch 1.13, CPU); tests never need it.
-Each case is {"name", "dtype" (float32|float64|int32|bool), "shape",
+The file is {"cases": [...]}, as gen.py's files; each case is {"op":
+"repr", "name", "dtype" (float32|float64|int32|bool), "shape",
 "data" (the values, row-major, as Python's repr strings so that nan and
 inf survive JSON), "repr" (repr(tensor) with "torch.<dtype>" written as
 Tessera writes dtypes, "float64"), "gpu_repr" (the same tensor as PyTorch
@@ -91,6 +92,7 @@ def main():
     for name, t in cases():
         r = tessera_dtype(repr(t))
         out.append({
+            "op": "repr",
             "name": name,
             "dtype": DTYPES[t.dtype],
             "shape": list(t.shape),
@@ -100,7 +102,7 @@ def main():
         })
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w") as f:
-        json.dump(out, f, indent=1)
+        json.dump({"cases": out}, f, indent=1)
         f.write("\n")
 
 

@@ -1,0 +1,129 @@
+package nn_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/internal/torchref"
+	"github.com/tessera-ml/tessera/nn"
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// TestTorchLayersGPU runs every case of layers.json on the GPU in
+// float32, forward, running statistics and backward, and compares it
+// with the same case on the CPU in float32 (closely) and with PyTorch's
+// float64 results (to float32 precision).
+func TestTorchLayersGPU(t *testing.T) {
+	gpu, ok := devtest.GPU(t)
+	if !ok {
+		t.Skip("no GPU")
+	}
+	var worstCPU, worstTorch float64
+	for _, c := range torchref.MustLoad(t, "layers") {
+		t.Run(c.Name, func(t *testing.T) {
+			g := runLayerCase(t, c, gpu, tensor.Float32)
+			cpu := runLayerCase(t, c, tensor.CPU, tensor.Float32)
+			for i, o := range g.outs {
+				what := fmt.Sprintf("output[%d]", i)
+				worstCPU = max(worstCPU, closeToRef(t, what+" vs cpu", o, cpu.outs[i].Float64s(), 1e-5, 1e-4))
+				worstTorch = max(worstTorch, closeToRef(t, what+" vs torch", o, c.Outputs[i].Data, 1e-4, 1e-3))
+			}
+			for i, want := range c.Grads {
+				if want == nil {
+					continue
+				}
+				what := fmt.Sprintf("grad[%d]", i)
+				if g.grads[i] == nil || cpu.grads[i] == nil {
+					t.Fatalf("%s: missing gradient", what)
+				}
+				worstCPU = max(worstCPU, closeToRef(t, what+" vs cpu", g.grads[i], cpu.grads[i].Float64s(), 1e-5, 1e-4))
+				worstTorch = max(worstTorch, closeToRef(t, what+" vs torch", g.grads[i], want.Data, 1e-4, 1e-3))
+			}
+		})
+	}
+	t.Logf("worst |gpu−cpu| %.3f and |gpu−torch| %.3f of the tolerance", worstCPU, worstTorch)
+}
+
+// closeToRef checks got against want elementwise with tolerance
+// abs + rel·(|want| + the largest |want|/10), NaNs matching, and returns
+// the largest difference as a fraction of the tolerance.
+func closeToRef(t *testing.T, what string, got *tensor.Tensor, want []float64, abs, rel float64) float64 {
+	t.Helper()
+	g := got.Float64s()
+	if len(g) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(g), len(want))
+	}
+	scale := 0.0
+	for _, w := range want {
+		if !math.IsNaN(w) && !math.IsInf(w, 0) {
+			scale = max(scale, math.Abs(w))
+		}
+	}
+	worst := 0.0
+	for i, w := range want {
+		if math.IsNaN(w) || math.IsNaN(g[i]) || math.IsInf(w, 0) {
+			if !(math.IsNaN(w) && math.IsNaN(g[i])) && g[i] != w {
+				t.Errorf("%s[%d] = %v, want %v", what, i, g[i], w)
+			}
+			continue
+		}
+		tl := abs + rel*(math.Abs(w)+scale/10)
+		d := math.Abs(g[i] - w)
+		worst = max(worst, d/tl)
+		if d > tl {
+			t.Errorf("%s[%d] = %.9g, want %.9g (diff %.3g, tolerance %.3g)", what, i, g[i], w, d, tl)
+			return worst
+		}
+	}
+	return worst
+}
+
+// TestLayerDropoutGPU: a transformer block in training, with dropout in
+// attention, feed-forward and between recurrent layers, runs forward and
+// backward on the GPU; evaluation there matches the CPU.
+func TestLayerDropoutGPU(t *testing.T) {
+	gpu, ok := devtest.GPU(t)
+	if !ok {
+		t.Skip("no GPU")
+	}
+	cfg := nn.DefaultTransformerConfig()
+	cfg.DimFeedforward, cfg.Dropout, cfg.NormFirst = 9, 0.3, true
+	l := nn.NewTransformerEncoderLayer(6, 3, cfg, tensor.WithGenerator(tensor.NewGenerator(3)))
+	x := tensor.Randn([]int{5, 2, 6}, tensor.WithGenerator(tensor.NewGenerator(4)))
+	nn.Eval(l)
+	want := l.ForwardMasked(x, nn.AttentionMasks{Causal: true}).Float64s()
+	nn.To(l, gpu)
+	xg := x.To(gpu)
+	got := l.ForwardMasked(xg, nn.AttentionMasks{Causal: true})
+	closeToRef(t, "eval output", got, want, 1e-5, 1e-4)
+	nn.Train(l)
+	autograd.Backward(l.ForwardMasked(xg, nn.AttentionMasks{Causal: true}).Square().Sum())
+	for name, p := range nn.NamedParameters(l) {
+		g := p.Grad()
+		if g == nil || g.Device() != gpu {
+			t.Fatalf("%s: no gradient on the GPU", name)
+		}
+		for _, v := range g.Float64s() {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%s: gradient %v", name, v)
+			}
+		}
+	}
+	enc := nn.NewTransformerEncoder(l, 2, nil) // copies of a layer on the GPU live there
+	for name, p := range nn.StateDict(enc) {
+		if p.Device() != gpu {
+			t.Errorf("%s on %v", name, p.Device())
+		}
+	}
+	closeToRef(t, "copied layers", enc.Layers[1].Linear1.Weight, l.Linear1.Weight.Float64s(), 0, 0)
+	m := nn.NewLSTM(3, 4, 2)
+	m.Dropout = 0.5
+	nn.To(m, gpu)
+	out, _, _ := m.Forward(tensor.Ones([]int{3, 2, 3}, tensor.On(gpu)), nil, nil)
+	if out.Device() != gpu || len(out.Float32s()) != 3*2*4 {
+		t.Errorf("LSTM with dropout on the GPU: %v on %v", out.Shape(), out.Device())
+	}
+}

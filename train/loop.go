@@ -1,0 +1,244 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// Options configure Main beyond the command line.
+type Options struct {
+	Stdout io.Writer // progress, messages and the summary; io.Discard if nil
+	// Context stops training when done, as Ctrl-C does: the loop saves a
+	// checkpoint and returns. Nil means context.Background().
+	Context context.Context
+	// Signals makes Ctrl-C (SIGINT) and SIGTERM stop training that way.
+	Signals bool
+	// AfterStep, if set, is called after each step with its number and
+	// value (tests interrupt runs with it).
+	AfterStep func(step int, value float64)
+}
+
+// Result is what a run did.
+type Result struct {
+	Device      tensor.Device
+	Steps       int       // the run's last step + 1 (the resumed ones included)
+	Values      []float64 // the training curve of the steps this process ran
+	First       int       // the step Values[0] belongs to
+	Metrics     []Metric  // the last evaluation
+	StepsPerSec float64   // training steps per second, evaluation left out
+	PeakMemory  int64     // bytes: the GPU's peak allocation, or the process's peak resident set
+	Interrupted bool      // stopped by Ctrl-C or the context
+	Saved       string    // the checkpoint written, if any
+}
+
+// Main runs program p with the command-line args (after its name). Bad
+// flags are UsageErrors; -h prints the flags and returns flag.ErrHelp.
+// Training that diverges (a NaN or infinite training value) stops with
+// an error.
+func Main(p *Program, args []string, o Options) (*Result, error) {
+	out := o.Stdout
+	if out == nil {
+		out = io.Discard
+	}
+	f, build, err := parse(p, args, out)
+	if err != nil {
+		return nil, err
+	}
+	dev, notice, err := f.device()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "tessera train %s: %s\n", p.Name, notice)
+	tensor.ManualSeed(f.Seed)
+	if dev.Kind == tensor.KindGPU {
+		if g, err := tensor.GPUDevice(dev); err == nil {
+			g.ResetPeak()
+		}
+	}
+	task, err := build(&Run{Flags: f, Device: dev, Out: out})
+	if err != nil {
+		return nil, err
+	}
+	defer task.Close()
+	total := f.Steps
+	if f.Epochs > 0 {
+		e, ok := task.(Epochal)
+		if !ok {
+			return nil, usagef("-epochs: %s has no epochs; give -steps", p.Name)
+		}
+		total = f.Epochs * e.StepsPerEpoch()
+	}
+	hist := &History{Curve: curveName(p)}
+	start := 0
+	if f.Resume != "" {
+		if start, err = restore(f.Resume, p.Name, task.State(), hist, dev); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "resumed from %s at step %d\n", f.Resume, start)
+		if start > total {
+			return nil, usagef("-resume %q is at step %d, past the %d steps asked for", f.Resume, start, total)
+		}
+	}
+
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.Signals {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	res := &Result{Device: dev, First: start}
+	l := &loop{p: p, f: f, task: task, hist: hist, out: out, res: res, lastEval: -1}
+	if err := l.run(ctx, start, total, o.AfterStep); err != nil {
+		return res, err
+	}
+	res.PeakMemory = peakMemory(dev)
+	if res.Interrupted {
+		path := f.Checkpoint
+		if path == "" {
+			path = p.Name + "-interrupted.safetensors"
+		}
+		if err := save(path, p.Name, res.Steps, task.State(), hist); err != nil {
+			return res, err
+		}
+		res.Saved = path
+		fmt.Fprintf(out, "\ninterrupted at step %d: checkpoint saved to %s (continue with -resume %s)\n", res.Steps, path, path)
+		return res, nil
+	}
+	l.summary()
+	if f.Checkpoint != "" {
+		if err := save(f.Checkpoint, p.Name, res.Steps, task.State(), hist); err != nil {
+			return res, err
+		}
+		res.Saved = f.Checkpoint
+		fmt.Fprintf(out, "checkpoint saved to %s\n", f.Checkpoint)
+	}
+	if f.Plot != "" {
+		if err := hist.Plot(f.Plot, p.Name); err != nil {
+			return res, err
+		}
+		fmt.Fprintf(out, "curves drawn in %s\n", f.Plot)
+	}
+	return res, nil
+}
+
+func curveName(p *Program) string {
+	if p.Defaults.Curve != "" {
+		return p.Defaults.Curve
+	}
+	return "loss"
+}
+
+// loop is one run of the step loop.
+type loop struct {
+	p    *Program
+	f    Flags
+	task Task
+	hist *History
+	out  io.Writer
+	res  *Result
+
+	lastEval int // the step of the last evaluation
+}
+
+// run runs steps start … total-1, evaluating every EvalEvery steps and
+// after the last, until ctx is done.
+func (l *loop) run(ctx context.Context, start, total int, after func(int, float64)) error {
+	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(l.out), progressbar.OptionSetDescription(l.p.Name),
+		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("steps"),
+		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(250*time.Millisecond))
+	bar.Set(start)
+	var busy time.Duration
+	l.res.Steps = start
+	began := time.Now()
+	for step := start; step < total; step++ {
+		if ctx.Err() != nil {
+			l.res.Interrupted = true
+			break
+		}
+		if l.f.MaxTime > 0 && time.Since(began) >= l.f.MaxTime {
+			if step > start && l.lastEval != step-1 {
+				l.evaluate(step - 1)
+			}
+			fmt.Fprintf(l.out, "\n-max-time %v reached after %d steps\n", l.f.MaxTime, step-start)
+			break
+		}
+		t0 := time.Now()
+		v := l.task.Step(step)
+		busy += time.Since(t0)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			fmt.Fprintln(l.out)
+			return fmt.Errorf("training diverged: the %s is %v at step %d (try a smaller -lr than %g)", l.hist.Curve, v, step, l.f.LR)
+		}
+		l.res.Values = append(l.res.Values, v)
+		l.res.Steps = step + 1
+		l.hist.addStep(step, v)
+		if (l.f.EvalEvery > 0 && (step+1)%l.f.EvalEvery == 0) || step == total-1 {
+			l.evaluate(step)
+		}
+		bar.Describe(fmt.Sprintf("%s (%s %.4g)", l.p.Name, l.hist.Curve, v))
+		bar.Add(1)
+		if after != nil {
+			after(step, v)
+		}
+	}
+	if !l.res.Interrupted {
+		bar.Finish()
+	}
+	fmt.Fprintln(l.out)
+	if n := l.res.Steps - start; n > 0 {
+		l.res.StepsPerSec = float64(n) / busy.Seconds()
+	}
+	return nil
+}
+
+// evaluate runs the task's evaluation after step and records it.
+func (l *loop) evaluate(step int) {
+	l.lastEval = step
+	l.res.Metrics = l.task.Evaluate()
+	l.hist.addEval(step, l.res.Metrics)
+}
+
+// summary prints the final metrics, the rate and the peak memory.
+func (l *loop) summary() {
+	r := l.res
+	n := r.Steps - r.First
+	fmt.Fprintf(l.out, "%s: %d steps on %s (%d this run), %.2f steps/s, peak memory %s\n", l.p.Name, r.Steps, r.Device, n, r.StepsPerSec, formatBytes(r.PeakMemory))
+	if len(r.Values) > 0 {
+		fmt.Fprintf(l.out, "  final training %s: %.4f\n", l.hist.Curve, r.Values[len(r.Values)-1])
+	}
+	for _, m := range r.Metrics {
+		fmt.Fprintf(l.out, "  %s: %s\n", m.Name, m.Format())
+	}
+}
+
+// Format renders the metric's value with its unit.
+func (m Metric) Format() string {
+	if m.Unit == "%" {
+		return fmt.Sprintf("%.2f%%", 100*m.Value)
+	}
+	return strings.TrimSpace(fmt.Sprintf("%.4f %s", m.Value, m.Unit))
+}
+
+// Find returns the metric named name in ms and whether there is one.
+func Find(ms []Metric, name string) (Metric, bool) {
+	for _, m := range ms {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}

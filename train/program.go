@@ -1,0 +1,92 @@
+package train
+
+import (
+	"flag"
+	"io"
+
+	"github.com/tessera-ml/tessera/data"
+	"github.com/tessera-ml/tessera/nn"
+	"github.com/tessera-ml/tessera/optim"
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// A Program is one `tessera train` subcommand.
+type Program struct {
+	Name     string   // the subcommand, such as "mnist-mlp"
+	Summary  string   // one line for `tessera train --help`
+	Defaults Defaults // the common flags' defaults
+	// Setup registers the program's own flags on fs and returns the
+	// function that builds its Task once the flags are parsed.
+	Setup func(fs *flag.FlagSet) Builder
+}
+
+// A Builder builds a program's Task for a run; an error it returns for a
+// bad flag value should be a UsageError.
+type Builder func(r *Run) (Task, error)
+
+// Defaults are a program's values for the common flags.
+type Defaults struct {
+	Steps     int     // training steps, unless Epochs is set
+	Epochs    int     // if positive, train this many epochs by default
+	Batch     int     // examples per step
+	LR        float64 // learning rate
+	EvalEvery int     // steps between evaluations (0: only at the end)
+	Curve     string  // what Step returns, for the plot and the bar: "loss" if empty
+}
+
+// Run is what a Builder sees: the parsed common flags, the device and
+// where to write.
+type Run struct {
+	Flags
+	Device tensor.Device
+	Out    io.Writer // the program's messages (samples, notes)
+}
+
+// A Task is a program's model, data and optimizer, stepped by the loop.
+type Task interface {
+	// Step runs training step n (counted from 0 over the whole run,
+	// resumed or not) and returns the value of the training curve,
+	// usually the step's loss.
+	Step(n int) float64
+	// Evaluate returns the validation metrics; the first is the
+	// program's headline result.
+	Evaluate() []Metric
+	// State names what a checkpoint saves and restores.
+	State() *State
+	// Close releases what the task holds (loader goroutines).
+	Close()
+}
+
+// Epochal is implemented by tasks whose data comes in epochs, so that
+// --epochs applies.
+type Epochal interface {
+	StepsPerEpoch() int
+}
+
+// A Metric is one evaluation result.
+type Metric struct {
+	Name  string  // such as "test accuracy"
+	Value float64 // the value
+	// Unit formats Value: "%" prints 100·Value with a percent sign;
+	// anything else is printed after the value ("nats/char").
+	Unit string
+	// WithCurve draws the metric on the training curve's axes (a
+	// validation loss beside the training loss) rather than on a panel
+	// of its own.
+	WithCurve bool
+}
+
+// State is what a checkpoint of a task holds. Nil fields are left out.
+type State struct {
+	Model      nn.Module
+	Optimizer  optim.Optimizer
+	Schedule   optim.Scheduler
+	Loader     *data.Loader
+	Generators map[string]*tensor.Generator // the default generator is always saved too
+	// Tensors are extra tensors (a recurrent state carried between
+	// steps), saved under "extra.<name>"; loading replaces *ptr.
+	Tensors map[string]**tensor.Tensor
+	// Extra is a pointer to a JSON-encodable value of the program's own
+	// (a position in a text, a running reward), saved in the metadata.
+	Extra any
+}

@@ -1,0 +1,184 @@
+package programs
+
+import (
+	"flag"
+	"math"
+
+	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/data"
+	"github.com/tessera-ml/tessera/nn"
+	"github.com/tessera-ml/tessera/optim"
+	"github.com/tessera-ml/tessera/tensor"
+	"github.com/tessera-ml/tessera/train"
+)
+
+func init() {
+	train.Register(&train.Program{
+		Name:     "lstm",
+		Summary:  "Karpathy's batched LSTM (fused IFOG weights, bias row, forget bias 3) repeating its input 5 steps later",
+		Defaults: train.Defaults{Steps: 1500, Batch: 32, LR: 1e-2, EvalEvery: 100},
+		Setup: func(fs *flag.FlagSet) train.Builder {
+			c := delayConfig{}
+			fs.IntVar(&c.hidden, "hidden", 64, "LSTM hidden units")
+			fs.IntVar(&c.symbols, "symbols", 8, "alphabet size (symbol 0 means nothing yet)")
+			fs.IntVar(&c.length, "length", 20, "sequence length")
+			fs.IntVar(&c.delay, "delay", 5, "how many steps later the input is repeated")
+			fs.IntVar(&c.sequences, "sequences", 4000, "training sequences (and a quarter as many held out)")
+			return func(r *train.Run) (train.Task, error) { return newDelayTask(r, c) }
+		},
+	})
+}
+
+// FusedLSTM is the LSTM of Karpathy's lstm.py: one weight matrix WLSTM
+// of shape [1+input+hidden, 4·hidden] whose row 0 is the bias, applied
+// to [1, x_t, h_{t-1}], with the gates in the order i, f, o (sigmoid)
+// and g (tanh). NewFusedLSTM initialises it as he does: normal scaled by
+// 1/√(input+hidden), the bias row zero except the forget gate's, 3.
+type FusedLSTM struct {
+	WLSTM         *tensor.Tensor
+	Input, Hidden int
+}
+
+// NewFusedLSTM returns a FusedLSTM with his initialisation.
+func NewFusedLSTM(input, hidden int, forgetBias float64, opts ...tensor.Option) *FusedLSTM {
+	w := tensor.Normal([]int{1 + input + hidden, 4 * hidden}, 0, 1/math.Sqrt(float64(input+hidden)), opts...)
+	bias := make([]float32, 4*hidden)
+	for j := hidden; j < 2*hidden; j++ {
+		bias[j] = float32(forgetBias)
+	}
+	tensor.NoGrad(func() { w.Narrow(0, 0, 1).CopyFrom(tensor.New(bias, 1, 4*hidden).To(w.Device())) })
+	return &FusedLSTM{WLSTM: w.SetRequiresGrad(true), Input: input, Hidden: hidden}
+}
+
+// Forward runs x, [n, b, input], from zero states and returns the hidden
+// states, [n, b, hidden].
+func (l *FusedLSTM) Forward(x *tensor.Tensor) *tensor.Tensor {
+	n, b, d := x.Shape()[0], x.Shape()[1], l.Hidden
+	dev := tensor.On(x.Device())
+	ones := tensor.Ones([]int{b, 1}, dev)
+	h, c := tensor.Zeros([]int{b, d}, dev), tensor.Zeros([]int{b, d}, dev)
+	hs := make([]*tensor.Tensor, n)
+	for t := range n {
+		ifog := tensor.Cat([]*tensor.Tensor{ones, x.Select(0, t), h}, 1).MatMul(l.WLSTM)
+		ifo := ifog.Narrow(1, 0, 3*d).Sigmoid()
+		g := ifog.Narrow(1, 3*d, d).Tanh()
+		i, f, o := ifo.Narrow(1, 0, d), ifo.Narrow(1, d, d), ifo.Narrow(1, 2*d, d)
+		c = i.Mul(g).Add(f.Mul(c))
+		h = o.Mul(c.Tanh())
+		hs[t] = h
+	}
+	return tensor.Stack(hs, 0)
+}
+
+func (l *FusedLSTM) Slots() []nn.Slot     { return []nn.Slot{nn.Param("WLSTM", &l.WLSTM)} }
+func (l *FusedLSTM) Children() []nn.Child { return nil }
+
+type delayConfig struct {
+	hidden, symbols, length, delay, sequences int
+}
+
+// delayTask trains a FusedLSTM and a linear read-out to output, at each
+// step, the symbol seen delay steps before (data.Delay), with Adam.
+type delayTask struct {
+	c       delayConfig
+	r       *train.Run
+	lstm    *FusedLSTM
+	readout *nn.LinearLayer
+	model   *delayModel
+	opt     optim.Optimizer
+	loader  *data.Loader
+	test    *data.InMemory
+}
+
+// delayModel holds the two layers under the names "lstm" and "readout".
+type delayModel struct{ t *delayTask }
+
+func (m *delayModel) Slots() []nn.Slot { return nil }
+func (m *delayModel) Children() []nn.Child {
+	return []nn.Child{{Name: "lstm", Module: m.t.lstm}, {Name: "readout", Module: m.t.readout}}
+}
+
+func newDelayTask(r *train.Run, c delayConfig) (*delayTask, error) {
+	if c.hidden < 1 || c.symbols < 2 || c.length < 1 || c.delay < 0 || c.delay >= c.length || c.sequences < 4 {
+		return nil, train.UsageError("want -hidden ≥ 1, -symbols ≥ 2, 0 ≤ -delay < -length, -sequences ≥ 4")
+	}
+	trainSet, err := data.Delay(c.sequences, c.length, c.symbols, c.delay, r.Seed)
+	if err != nil {
+		return nil, err
+	}
+	test, err := data.Delay(c.sequences/4, c.length, c.symbols, c.delay, r.Seed+1<<32)
+	if err != nil {
+		return nil, err
+	}
+	if r.Batch > c.sequences {
+		return nil, train.UsageError("-batch must be at most -sequences")
+	}
+	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, Device: r.Device, DropLast: true})
+	if err != nil {
+		return nil, err
+	}
+	g := tensor.NewGenerator(r.Seed)
+	opts := []tensor.Option{tensor.On(r.Device), tensor.WithGenerator(g)}
+	t := &delayTask{c: c, r: r, loader: loader, test: test}
+	t.lstm = NewFusedLSTM(c.symbols, c.hidden, 3, opts...)
+	t.readout = nn.NewLinear(c.hidden, c.symbols, opts...)
+	t.model = &delayModel{t}
+	t.opt = optim.NewAdam(nn.Parameters(t.model), optim.LR(r.LR))
+	return t, nil
+}
+
+func (t *delayTask) StepsPerEpoch() int { return t.loader.BatchesPerEpoch() }
+
+// logits returns the read-out of seqs, int32 [b, n]: [n·b, symbols].
+func (t *delayTask) logits(seqs *tensor.Tensor) *tensor.Tensor {
+	x := tensor.OneHot(seqs.T(), t.c.symbols).To(t.r.Device).Float() // [n, b, symbols]
+	h := t.lstm.Forward(x)
+	return t.readout.Forward(h.Reshape(-1, t.c.hidden))
+}
+
+func (t *delayTask) Step(int) float64 {
+	var loss float64
+	tensor.Scope(func() {
+		b := train.NextBatch(t.loader)
+		l := nn.CrossEntropy(t.logits(b.Tensors[0]), b.Tensors[1].T().Reshape(-1))
+		autograd.Backward(l)
+		t.opt.Step()
+		t.opt.ZeroGrad()
+		loss = l.Item()
+	})
+	return loss
+}
+
+// Evaluate returns the per-symbol accuracy on held-out sequences over the
+// steps from delay on (those that need memory; before them the target
+// is always 0), and the loss over all steps.
+func (t *delayTask) Evaluate() []train.Metric {
+	l, err := data.NewLoader(t.test, data.Config{BatchSize: 250, Device: t.r.Device})
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	var correct, count, sum float64
+	tensor.NoGrad(func() {
+		for b := range l.Batches() {
+			logits := t.logits(b.Tensors[0])
+			want := b.Tensors[1].T().Reshape(-1)
+			sum += nn.CrossEntropy(logits, want, nn.Reduce(nn.ReduceSum)).Item()
+			n := b.Tensors[0].Shape()[0]
+			late := t.c.length - t.c.delay
+			got := logits.ArgMaxDim(1, false).Narrow(0, t.c.delay*n, late*n)
+			correct += got.Eq(want.Narrow(0, t.c.delay*n, late*n)).Sum().Item()
+			count += float64(late * n)
+		}
+	})
+	return []train.Metric{
+		{Name: "held-out accuracy", Value: correct / count, Unit: "%"},
+		{Name: "held-out loss", Value: sum / float64(t.test.Len()*t.c.length), WithCurve: true},
+	}
+}
+
+func (t *delayTask) State() *train.State {
+	return &train.State{Model: t.model, Optimizer: t.opt, Loader: t.loader}
+}
+
+func (t *delayTask) Close() { t.loader.Close() }

@@ -1,0 +1,167 @@
+package train
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/tessera-ml/tessera/checkpoint"
+	"github.com/tessera-ml/tessera/data"
+	"github.com/tessera-ml/tessera/nn"
+	"github.com/tessera-ml/tessera/optim"
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// Metadata keys of a training checkpoint beside checkpoint's Meta* keys.
+const (
+	metaProgram = "program" // the program's name
+	metaExtra   = "extra"   // the task's own JSON value
+	metaHistory = "history" // the curves so far
+)
+
+// generators returns the state's generators with the default one.
+func (s *State) generators() map[string]*tensor.Generator {
+	g := maps.Clone(s.Generators)
+	if g == nil {
+		g = map[string]*tensor.Generator{}
+	}
+	g["default"] = tensor.DefaultGenerator()
+	return g
+}
+
+// save writes a checkpoint of s after step steps into path, atomically.
+func save(path, program string, steps int, s *State, hist *History) error {
+	tensors := map[string]*tensor.Tensor{}
+	meta := map[string]string{}
+	set := func(key string, v any) error { return checkpoint.SetMeta(meta, key, v) }
+	if err := set(metaProgram, program); err != nil {
+		return err
+	}
+	if err := set(checkpoint.MetaStep, steps); err != nil {
+		return err
+	}
+	if s.Model != nil {
+		for name, t := range nn.StateDict(s.Model) {
+			tensors["model."+name] = t
+		}
+	}
+	if s.Optimizer != nil {
+		ts, st := s.Optimizer.StateDict()
+		for name, t := range ts {
+			tensors["optimizer."+name] = t
+		}
+		if err := set(checkpoint.MetaOptimizer, st); err != nil {
+			return err
+		}
+	}
+	if s.Schedule != nil {
+		if err := set(checkpoint.MetaSchedule, s.Schedule.State()); err != nil {
+			return err
+		}
+	}
+	if s.Loader != nil {
+		if err := set(checkpoint.MetaLoader, checkpoint.LoaderState(s.Loader.State())); err != nil {
+			return err
+		}
+	}
+	gens := map[string]checkpoint.GeneratorState{}
+	for name, g := range s.generators() {
+		seed, off := g.State()
+		gens[name] = checkpoint.GeneratorState{Seed: seed, Offset: off}
+	}
+	if err := set(checkpoint.MetaGenerators, gens); err != nil {
+		return err
+	}
+	for name, p := range s.Tensors {
+		tensors["extra."+name] = *p
+	}
+	if s.Extra != nil {
+		if err := set(metaExtra, s.Extra); err != nil {
+			return err
+		}
+	}
+	if err := set(metaHistory, hist); err != nil {
+		return err
+	}
+	return checkpoint.Save(path, tensors, meta)
+}
+
+// restore loads the checkpoint at path into s and hist and returns the
+// step it was saved after. It checks the program's name and loads the
+// model strictly; nothing is half loaded when the model or the
+// optimizer does not match.
+func restore(path, program string, s *State, hist *History, dev tensor.Device) (int, error) {
+	f, err := checkpoint.Load(path, checkpoint.On(dev))
+	if err != nil {
+		return 0, err
+	}
+	var name string
+	var step int
+	if err := f.GetMeta(metaProgram, &name); err != nil {
+		return 0, err
+	}
+	if name != program {
+		return 0, fmt.Errorf("%s is a checkpoint of %s, not of %s", path, name, program)
+	}
+	if err := f.GetMeta(checkpoint.MetaStep, &step); err != nil {
+		return 0, err
+	}
+	if s.Model != nil {
+		if _, err := checkpoint.LoadInto(f.Sub("model."), nn.StateDict(s.Model), true); err != nil {
+			return 0, err
+		}
+	}
+	if s.Optimizer != nil {
+		var st optim.State
+		if err := f.GetMeta(checkpoint.MetaOptimizer, &st); err != nil {
+			return 0, err
+		}
+		if err := s.Optimizer.LoadStateDict(f.Sub("optimizer.").Tensors, st); err != nil {
+			return 0, fmt.Errorf("%s: optimizer: %w", path, err)
+		}
+	}
+	if s.Schedule != nil {
+		var st optim.ScheduleState
+		if err := f.GetMeta(checkpoint.MetaSchedule, &st); err != nil {
+			return 0, err
+		}
+		if err := s.Schedule.LoadState(st); err != nil {
+			return 0, fmt.Errorf("%s: schedule: %w", path, err)
+		}
+	}
+	if s.Loader != nil {
+		var st checkpoint.LoaderState
+		if err := f.GetMeta(checkpoint.MetaLoader, &st); err != nil {
+			return 0, err
+		}
+		if err := s.Loader.Restore(data.State(st)); err != nil {
+			return 0, fmt.Errorf("%s: data loader: %w", path, err)
+		}
+	}
+	var gens map[string]checkpoint.GeneratorState
+	if err := f.GetMeta(checkpoint.MetaGenerators, &gens); err != nil {
+		return 0, err
+	}
+	for name, g := range s.generators() {
+		st, ok := gens[name]
+		if !ok {
+			return 0, fmt.Errorf("%s: no state of the random generator %q", path, name)
+		}
+		g.SetState(st.Seed, st.Offset)
+	}
+	for name, p := range s.Tensors {
+		t, ok := f.Tensors["extra."+name]
+		if !ok {
+			return 0, fmt.Errorf("%s: no tensor extra.%s", path, name)
+		}
+		*p = t.Keep()
+	}
+	if s.Extra != nil {
+		if err := f.GetMeta(metaExtra, s.Extra); err != nil {
+			return 0, err
+		}
+	}
+	if err := f.GetMeta(metaHistory, hist); err != nil {
+		return 0, err
+	}
+	return step, nil
+}
