@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/optim"
@@ -109,22 +110,10 @@ func TestConvLayersGPU(t *testing.T) {
 	yc, yg := cpuM.Forward(x), gpuM.Forward(x.To(gpu))
 	autograd.Backward(yc.Square().Sum())
 	autograd.Backward(yg.Square().Sum())
-	closeTo(t, "output", yg, yc)
+	approx.Require(t, "output", yg.To(tensor.CPU).Float64s(), yc.Float64s(), approx.Close32)
 	pc, pg := nn.Parameters(cpuM), nn.Parameters(gpuM)
 	for i := range pc {
-		closeTo(t, "grad", pg[i].Grad(), pc[i].Grad())
-	}
-}
-
-// closeTo fails unless got (any device) matches want within float32
-// tolerance.
-func closeTo(t *testing.T, what string, got, want *tensor.Tensor) {
-	t.Helper()
-	g, w := got.To(tensor.CPU).Float64s(), want.Float64s()
-	for i := range w {
-		if math.Abs(g[i]-w[i]) > 1e-5+1e-4*math.Abs(w[i]) {
-			t.Fatalf("%s[%d]: %g, want %g", what, i, g[i], w[i])
-		}
+		approx.Require(t, "grad", pg[i].Grad().To(tensor.CPU).Float64s(), pc[i].Grad().Float64s(), approx.Close32)
 	}
 }
 
