@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // A Tensor is an n-dimensional view of a storage on one device: shape,
@@ -48,7 +50,7 @@ func (t *Tensor) Dim() int { return len(t.shape) }
 func (t *Tensor) Size(d int) int { return t.shape[t.normDim("Size", d)] }
 
 // Numel returns the number of elements.
-func (t *Tensor) Numel() int { return numel(t.shape) }
+func (t *Tensor) Numel() int { return layout.Numel(t.shape) }
 
 // DType returns the element type.
 func (t *Tensor) DType() DType { return t.dtype }
@@ -61,7 +63,7 @@ func (t *Tensor) Device() Device { return t.ref.s.device }
 func (t *Tensor) Version() uint64 { return t.ref.s.version.Load() }
 
 // IsContiguous reports whether the view is row-major without gaps.
-func (t *Tensor) IsContiguous() bool { return isContiguous(t.shape, t.strides) }
+func (t *Tensor) IsContiguous() bool { return layout.IsContiguous(t.shape, t.strides) }
 
 // SharesStorage reports whether t and u are views of the same storage.
 func (t *Tensor) SharesStorage(u *Tensor) bool { return t.ref.s == u.ref.s }
@@ -94,8 +96,8 @@ func (t *Tensor) bumpVersion() { t.ref.s.version.Add(1) }
 // empty a created tensor.
 func newTensor(dt DType, shape []int, dev Device) *Tensor {
 	shape = slices.Clone(shape)
-	t := &Tensor{dtype: dt, shape: shape, strides: contiguousStrides(shape)}
-	t.attach(newStorage(dt, numel(shape), dev), false)
+	t := &Tensor{dtype: dt, shape: shape, strides: layout.ContiguousStrides(shape)}
+	t.attach(newStorage(dt, layout.Numel(shape), dev), false)
 	return t
 }
 
@@ -120,43 +122,6 @@ func (t *Tensor) String() string {
 		return fmt.Sprintf("tensor(<released>, shape=%v, dtype=%v)", t.shape, t.dtype)
 	}
 	return formatTensor(t)
-}
-
-func numel(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
-}
-
-// contiguousStrides returns the row-major strides of shape; as in
-// PyTorch, a size-0 dimension counts as 1, so that an empty tensor has
-// no stride 0 (which in-place ops read as an expanded view).
-func contiguousStrides(shape []int) []int {
-	strides := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		strides[i] = s
-		s *= max(shape[i], 1)
-	}
-	return strides
-}
-
-// isContiguous reports whether a layout is row-major without gaps; an
-// empty one always is, as in PyTorch.
-func isContiguous(shape, strides []int) bool {
-	if slices.Contains(shape, 0) {
-		return true
-	}
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		if shape[i] != 1 && strides[i] != s {
-			return false
-		}
-		s *= shape[i]
-	}
-	return true
 }
 
 // normDim turns a possibly negative dim into an index into the shape.

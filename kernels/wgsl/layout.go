@@ -3,6 +3,8 @@ package wgsl
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // checkLayout validates a layout for binding: rank, matching lengths,
@@ -24,7 +26,7 @@ func checkLayout(l Layout, what string) error {
 			last += (n - 1) * l.Strides[d]
 		}
 	}
-	if last >= 1<<32 || numel(l.Shape) >= 1<<31 {
+	if last >= 1<<32 || layout.Numel(l.Shape) >= 1<<31 {
 		return fmt.Errorf("wgsl: %s: shape %v strides %v offset %d addresses elements beyond 2^32", what, l.Shape, l.Strides, l.Offset)
 	}
 	return nil
