@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -27,14 +28,14 @@ var x0 = vals(0.5, -1.25, 2, 0.75, -0.3)
 func TestAccumulateSelf(t *testing.T) {
 	x := param(x0)
 	autograd.Backward(x.Mul(x).Sum())
-	near(t, "d Σx²", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return 2 * v }), 1e-15)
+	approx.Check(t, "d Σx²", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return 2 * v }), approx.Tol{Rel: 1e-15, Scale: 1})
 }
 
 // TestAccumulateBranches: x used by two branches gets their sum.
 func TestAccumulateBranches(t *testing.T) {
 	x := param(x0)
 	autograd.Backward(x.Exp().Sum().Add(x.Sin().Sum()))
-	near(t, "d Σ(eˣ + sin x)", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return math.Exp(v) + math.Cos(v) }), 1e-15)
+	approx.Check(t, "d Σ(eˣ + sin x)", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return math.Exp(v) + math.Cos(v) }), approx.Tol{Rel: 1e-15, Scale: 1})
 }
 
 // TestAccumulateAcrossBackward: Grad adds up over Backward calls until
@@ -44,10 +45,10 @@ func TestAccumulateAcrossBackward(t *testing.T) {
 	for range 2 {
 		autograd.Backward(x.Square().Sum())
 	}
-	near(t, "after two backwards", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return 4 * v }), 1e-15)
+	approx.Check(t, "after two backwards", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return 4 * v }), approx.Tol{Rel: 1e-15, Scale: 1})
 	x.SetGrad(nil)
 	autograd.Backward(x.Square().Sum())
-	near(t, "after SetGrad(nil)", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return 2 * v }), 1e-15)
+	approx.Check(t, "after SetGrad(nil)", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return 2 * v }), approx.Tol{Rel: 1e-15, Scale: 1})
 }
 
 // TestSharedGradients covers gradients that one rule hands to several
@@ -70,8 +71,8 @@ func TestSharedGradients(t *testing.T) {
 			if err := tensor.Catch(func() { autograd.Backward(y.Sum()) }); err != nil {
 				t.Fatal(err)
 			}
-			near(t, "a.Grad", a.Grad().Float64s(), wantA, 1e-15)
-			near(t, "b.Grad", b.Grad().Float64s(), wantB, 1e-15)
+			approx.Check(t, "a.Grad", a.Grad().Float64s(), wantA, approx.Tol{Rel: 1e-15, Scale: 1})
+			approx.Check(t, "b.Grad", b.Grad().Float64s(), wantB, approx.Tol{Rel: 1e-15, Scale: 1})
 		})
 	}
 	t.Run("Grad of an intermediate", func(t *testing.T) {
@@ -82,8 +83,8 @@ func TestSharedGradients(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []float64{2 * 4, 2 * 6, 2 * 1}
-		near(t, "dc", gs[0].Float64s(), want, 1e-15)
-		near(t, "da", gs[1].Float64s(), want, 1e-15)
+		approx.Check(t, "dc", gs[0].Float64s(), want, approx.Tol{Rel: 1e-15, Scale: 1})
+		approx.Check(t, "da", gs[1].Float64s(), want, approx.Tol{Rel: 1e-15, Scale: 1})
 	})
 }
 
@@ -115,10 +116,10 @@ func TestGradsAreOwned(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("in-place update of a Grad: %v", err)
 	}
-	near(t, "a.Grad", a.Grad().Float64s(), vals(10, 10, 10, 10, 10), 0)
-	near(t, "b.Grad", b.Grad().Float64s(), vals(1, 1, 1, 1, 1), 0)
-	near(t, "c.Grad", c.Grad().Float64s(), vals(50, 50, 50, 50, 50), 0)
-	near(t, "GradOutput", seedGrad.Float64s(), vals(1, 1, 1, 1, 1), 0)
+	approx.Check(t, "a.Grad", a.Grad().Float64s(), vals(10, 10, 10, 10, 10), approx.Tol{Rel: 0, Scale: 1})
+	approx.Check(t, "b.Grad", b.Grad().Float64s(), vals(1, 1, 1, 1, 1), approx.Tol{Rel: 0, Scale: 1})
+	approx.Check(t, "c.Grad", c.Grad().Float64s(), vals(50, 50, 50, 50, 50), approx.Tol{Rel: 0, Scale: 1})
+	approx.Check(t, "GradOutput", seedGrad.Float64s(), vals(1, 1, 1, 1, 1), approx.Tol{Rel: 0, Scale: 1})
 }
 
 // TestGradLeavesGradAlone: Grad returns gradients and touches no Grad.
@@ -127,7 +128,7 @@ func TestGradLeavesGradAlone(t *testing.T) {
 	prev := tensor.New(vals(9, 9, 9, 9, 9))
 	w.SetGrad(prev)
 	gs := autograd.Grad(x.Mul(w).Sum(), []*tensor.Tensor{x})
-	near(t, "dx", gs[0].Float64s(), vals(1, 2, 3, 4, 5), 0)
+	approx.Check(t, "dx", gs[0].Float64s(), vals(1, 2, 3, 4, 5), approx.Tol{Rel: 0, Scale: 1})
 	if x.Grad() != nil {
 		t.Errorf("x.Grad() = %v after Grad, want nil", x.Grad())
 	}
@@ -143,7 +144,7 @@ func TestGradUnusedInput(t *testing.T) {
 	if gs[0] != nil {
 		t.Errorf("gradient of an unused input = %v, want nil", gs[0])
 	}
-	near(t, "dx", gs[1].Float64s(), mapf(x0, math.Exp), 1e-15)
+	approx.Check(t, "dx", gs[1].Float64s(), mapf(x0, math.Exp), approx.Tol{Rel: 1e-15, Scale: 1})
 }
 
 // TestGradRunsOnlyWhatItNeeds: Grad with respect to an intermediate runs
@@ -153,7 +154,7 @@ func TestGradRunsOnlyWhatItNeeds(t *testing.T) {
 	h := x.Exp()
 	y := h.Square().Sum()
 	gs := autograd.Grad(y, []*tensor.Tensor{h})
-	near(t, "dh", gs[0].Float64s(), mapf(x0, func(v float64) float64 { return 2 * math.Exp(v) }), 1e-14)
+	approx.Check(t, "dh", gs[0].Float64s(), mapf(x0, func(v float64) float64 { return 2 * math.Exp(v) }), approx.Tol{Rel: 1e-14, Scale: 1})
 	if h.Source().Freed() {
 		t.Error("Grad freed the node of h, which it did not need to run")
 	}
@@ -162,7 +163,7 @@ func TestGradRunsOnlyWhatItNeeds(t *testing.T) {
 	}
 	// The graph below h is intact: another backward through it works.
 	autograd.Backward(h.Sum())
-	near(t, "x.Grad", x.Grad().Float64s(), mapf(x0, math.Exp), 1e-15)
+	approx.Check(t, "x.Grad", x.Grad().Float64s(), mapf(x0, math.Exp), approx.Tol{Rel: 1e-15, Scale: 1})
 }
 
 // TestNonScalarNeedsGradOutput: as PyTorch, "grad can be implicitly
@@ -175,7 +176,7 @@ func TestNonScalarNeedsGradOutput(t *testing.T) {
 		t.Errorf("error %q, want ErrAutograd about scalar outputs", e)
 	}
 	autograd.Backward(y, autograd.GradOutput(tensor.FullLike(y, 2)))
-	near(t, "x.Grad", x.Grad().Float64s(), vals(6, 6, 6, 6, 6), 0)
+	approx.Check(t, "x.Grad", x.Grad().Float64s(), vals(6, 6, 6, 6, 6), approx.Tol{Rel: 0, Scale: 1})
 	e = mustPanic(t, func() {
 		autograd.Backward(x.MulScalar(3), autograd.GradOutput(tensor.Ones([]int{2}, tensor.Of(tensor.Float64))))
 	})
@@ -200,7 +201,7 @@ func TestBackwardTwice(t *testing.T) {
 	if !errors.Is(err, tensor.ErrAutograd) || !strings.Contains(err.Error(), "second time") || !strings.Contains(err.Error(), "RetainGraph") {
 		t.Fatalf("second Backward: %v, want ErrAutograd naming the second time and RetainGraph", err)
 	}
-	near(t, "x.Grad after the failed backward", x.Grad().Float64s(), mapf(x0, math.Exp), 1e-15)
+	approx.Check(t, "x.Grad after the failed backward", x.Grad().Float64s(), mapf(x0, math.Exp), approx.Tol{Rel: 1e-15, Scale: 1})
 
 	x.SetGrad(nil)
 	y = x.Exp().Sum()
@@ -208,7 +209,7 @@ func TestBackwardTwice(t *testing.T) {
 	if err := tensor.Catch(func() { autograd.Backward(y) }); err != nil {
 		t.Fatalf("second Backward after RetainGraph: %v", err)
 	}
-	near(t, "x.Grad after two", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return 2 * math.Exp(v) }), 1e-15)
+	approx.Check(t, "x.Grad after two", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return 2 * math.Exp(v) }), approx.Tol{Rel: 1e-15, Scale: 1})
 }
 
 // TestCreateGraph: gradients recorded with CreateGraph differentiate
@@ -222,14 +223,14 @@ func TestCreateGraph(t *testing.T) {
 			x := param(x0)
 			xs := []*tensor.Tensor{x}
 			g1 := autograd.Grad(cube(x).Sum(), xs, autograd.CreateGraph())[0]
-			near(t, "d/dx", g1.Float64s(), mapf(x0, func(v float64) float64 { return 3 * v * v }), 1e-15)
+			approx.Check(t, "d/dx", g1.Float64s(), mapf(x0, func(v float64) float64 { return 3 * v * v }), approx.Tol{Rel: 1e-15, Scale: 1})
 			if !g1.RequiresGrad() {
 				t.Fatal("the gradient from CreateGraph does not require grad")
 			}
 			g2 := autograd.Grad(g1.Sum(), xs, autograd.CreateGraph())[0]
-			near(t, "d²/dx²", g2.Float64s(), mapf(x0, func(v float64) float64 { return 6 * v }), 1e-15)
+			approx.Check(t, "d²/dx²", g2.Float64s(), mapf(x0, func(v float64) float64 { return 6 * v }), approx.Tol{Rel: 1e-15, Scale: 1})
 			g3 := autograd.Grad(g2.Sum(), xs)[0]
-			near(t, "d³/dx³", g3.Float64s(), vals(6, 6, 6, 6, 6), 1e-15)
+			approx.Check(t, "d³/dx³", g3.Float64s(), vals(6, 6, 6, 6, 6), approx.Tol{Rel: 1e-15, Scale: 1})
 			if x.Grad() != nil {
 				t.Error("Grad set x.Grad()")
 			}
@@ -244,7 +245,7 @@ func TestCreateGraph(t *testing.T) {
 			t.Fatal("x.Grad() from Backward with CreateGraph does not require grad")
 		}
 		d2 := autograd.Grad(g.Sum(), []*tensor.Tensor{x})[0]
-		near(t, "d²/dx²", d2.Float64s(), mapf(x0, func(v float64) float64 { return 6 * v }), 1e-15)
+		approx.Check(t, "d²/dx²", d2.Float64s(), mapf(x0, func(v float64) float64 { return 6 * v }), approx.Tol{Rel: 1e-15, Scale: 1})
 	})
 }
 
@@ -257,8 +258,8 @@ func TestHooks(t *testing.T) {
 	h.RegisterHook(func(g *tensor.Tensor) *tensor.Tensor { return g.MulScalar(3) })
 	x.RegisterHook(func(g *tensor.Tensor) *tensor.Tensor { return g.Neg() })
 	autograd.Backward(h.Sum())
-	near(t, "gradient the observer saw", seen, vals(1, 1, 1, 1, 1), 0)
-	near(t, "x.Grad", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return -3 * math.Exp(v) }), 1e-15)
+	approx.Check(t, "gradient the observer saw", seen, vals(1, 1, 1, 1, 1), approx.Tol{Rel: 0, Scale: 1})
+	approx.Check(t, "x.Grad", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return -3 * math.Exp(v) }), approx.Tol{Rel: 1e-15, Scale: 1})
 }
 
 // TestRetainGrad: a non-leaf that called RetainGrad receives its
@@ -270,11 +271,11 @@ func TestRetainGrad(t *testing.T) {
 	k := h.MulScalar(2)
 	autograd.Backward(k.Square().Sum())
 	// y = Σ(2h)², dy/dh = 8h
-	near(t, "h.Grad", h.Grad().Float64s(), mapf(x0, func(v float64) float64 { return 8 * math.Exp(v) }), 1e-15)
+	approx.Check(t, "h.Grad", h.Grad().Float64s(), mapf(x0, func(v float64) float64 { return 8 * math.Exp(v) }), approx.Tol{Rel: 1e-15, Scale: 1})
 	if k.Grad() != nil {
 		t.Error("a non-leaf without RetainGrad got a Grad")
 	}
-	near(t, "x.Grad", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return 8 * math.Exp(2*v) }), 1e-14)
+	approx.Check(t, "x.Grad", x.Grad().Float64s(), mapf(x0, func(v float64) float64 { return 8 * math.Exp(2*v) }), approx.Tol{Rel: 1e-14, Scale: 1})
 }
 
 // TestNoGrad: nothing is recorded under NoGrad.
@@ -301,7 +302,7 @@ func TestDetach(t *testing.T) {
 		t.Fatalf("Detach: RequiresGrad %v, IsLeaf %v, SharesStorage %v", d.RequiresGrad(), d.IsLeaf(), d.SharesStorage(x))
 	}
 	autograd.Backward(d.Mul(x).Sum()) // d(x̄·x)/dx = x̄, not 2x
-	near(t, "x.Grad", x.Grad().Float64s(), x0, 0)
+	approx.Check(t, "x.Grad", x.Grad().Float64s(), x0, approx.Tol{Rel: 0, Scale: 1})
 }
 
 // TestInplaceCheck: a tensor saved for backward and modified in place
@@ -354,7 +355,7 @@ func TestInplaceCheck(t *testing.T) {
 		if err := tensor.Catch(func() { autograd.Backward(y) }); err != nil {
 			t.Fatalf("Backward: %v", err)
 		}
-		near(t, "x.Grad", x.Grad().Float64s(), vals(3, 3, 3, 3, 3), 0)
+		approx.Check(t, "x.Grad", x.Grad().Float64s(), vals(3, 3, 3, 3, 3), approx.Tol{Rel: 0, Scale: 1})
 	})
 }
 
@@ -391,12 +392,12 @@ func TestSavedTensorsFreed(t *testing.T) {
 func TestTies(t *testing.T) {
 	a, b := param(vals(1, 2, 5)), param(vals(1, 3, 4))
 	autograd.Backward(a.Maximum(b).Sum().Add(a.Minimum(b).Sum().MulScalar(10)))
-	near(t, "a.Grad", a.Grad().Float64s(), vals(0.5+5, 0+10, 1+0), 0)
-	near(t, "b.Grad", b.Grad().Float64s(), vals(0.5+5, 1+0, 0+10), 0)
+	approx.Check(t, "a.Grad", a.Grad().Float64s(), vals(0.5+5, 0+10, 1+0), approx.Tol{Rel: 0, Scale: 1})
+	approx.Check(t, "b.Grad", b.Grad().Float64s(), vals(0.5+5, 1+0, 0+10), approx.Tol{Rel: 0, Scale: 1})
 
 	x := param(vals(1, 3, 3, -2, -2))
 	autograd.Backward(x.Max().Add(x.Min()))
-	near(t, "Max+Min", x.Grad().Float64s(), vals(0, 0.5, 0.5, 0.5, 0.5), 0)
+	approx.Check(t, "Max+Min", x.Grad().Float64s(), vals(0, 0.5, 0.5, 0.5, 0.5), approx.Tol{Rel: 0, Scale: 1})
 
 	m := param(vals(3, 1, 3, 0, 0, 0), 2, 3)
 	v, i := m.MaxDim(1, false)
@@ -406,7 +407,7 @@ func TestTies(t *testing.T) {
 	want := make([]float64, 6)
 	want[idx[0]] = 1
 	want[3+idx[1]] = 1
-	near(t, "MaxDim", got, want, 0)
+	approx.Check(t, "MaxDim", got, want, approx.Tol{Rel: 0, Scale: 1})
 }
 
 // TestWorkedExample: y = Σ x² + 5x + 4 has dy/dx = 2x + 5, exactly.
@@ -417,5 +418,5 @@ func TestWorkedExample(t *testing.T) {
 		t.Errorf("y = %g, want 78", got)
 	}
 	autograd.Backward(y)
-	near(t, "dy/dx", x.Grad().Float64s(), vals(11, 7, 13), 0)
+	approx.Check(t, "dy/dx", x.Grad().Float64s(), vals(11, 7, 13), approx.Tol{Rel: 0, Scale: 1})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -146,7 +147,7 @@ func TestForwardMemoryGPU(t *testing.T) {
 	}
 	seed(10, 5)
 	on := func(shape ...int) *T {
-		return tensor.From(uniform(numel(shape), -1, 1), shape, tensor.Of(tensor.Float32), tensor.On(gpu)).Keep()
+		return tensor.From(uniform(layout.Numel(shape), -1, 1), shape, tensor.Of(tensor.Float32), tensor.On(gpu)).Keep()
 	}
 	w1, w2, x, v := on(7, 33), on(33, 5), on(9, 7), on(9, 7)
 	f := func(xs []*T) *T { return xs[0].MatMul(w1).Tanh().MatMul(w2).LogSoftmax(1) }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -78,21 +79,6 @@ func numericJVP(f func([]*T) *T, xs, vs []*T, eps float64) []float64 {
 	return hi
 }
 
-// closeTo reports the first element where got and want differ by more
-// than atol + rtol·|want|.
-func closeTo(t *testing.T, what string, got, want []float64, atol, rtol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
-	}
-	for k := range got {
-		if d := math.Abs(got[k] - want[k]); !(d <= atol+rtol*math.Abs(want[k])) {
-			t.Errorf("%s[%d] = %.10g, want %.10g (difference %.3g)\n got %v\nwant %v", what, k, got[k], want[k], d, got, want)
-			return
-		}
-	}
-}
-
 // dot returns Σ a·b and Σ |a·b| (the scale of its rounding error).
 func dot(a, b []float64) (sum, scale float64) {
 	for k := range a {
@@ -133,8 +119,8 @@ func TestForwardRules(t *testing.T) {
 				if fmt.Sprint(jv.Shape(), jv.DType()) != fmt.Sprint(y.Shape(), y.DType()) {
 					t.Fatalf("jv is %v %v, y %v %v", jv.Shape(), jv.DType(), y.Shape(), y.DType())
 				}
-				closeTo(t, "y", y.Float64s(), valuesOf(c.f, xs), 0, 0)
-				closeTo(t, "J·v vs finite differences", jv.Float64s(), numericJVP(c.f, xs, vs, opt.Eps), opt.Atol, opt.Rtol)
+				approx.Check(t, "y", y.Float64s(), valuesOf(c.f, xs), approx.AbsRel(0, 0))
+				approx.Check(t, "J·v vs finite differences", jv.Float64s(), numericJVP(c.f, xs, vs, opt.Eps), approx.AbsRel(opt.Atol, opt.Rtol))
 
 				u := randomLike(y)
 				_, vjp := autograd.VJP(c.f, xs, u)
@@ -182,7 +168,7 @@ func TestForwardRulesBatched(t *testing.T) {
 							continue
 						}
 						n := xs[i].Numel()
-						closeTo(t, fmt.Sprintf("Jacobian %d row %d", i, o), jac[i].Float64s()[o*n:(o+1)*n], row[i].Float64s(), exact, exact)
+						approx.Check(t, fmt.Sprintf("Jacobian %d row %d", i, o), jac[i].Float64s()[o*n:(o+1)*n], row[i].Float64s(), approx.AbsRel(exact, exact))
 					}
 				}
 			})
@@ -218,7 +204,7 @@ func TestHVPRules(t *testing.T) {
 					for j := range num {
 						num[j] = (hi[i][j] - lo[i][j]) / (2 * opt.Eps)
 					}
-					closeTo(t, fmt.Sprintf("H·v of input %d vs finite differences of gradients", i), hv[i].Float64s(), num, opt.Atol, opt.Rtol)
+					approx.Check(t, fmt.Sprintf("H·v of input %d vs finite differences of gradients", i), hv[i].Float64s(), num, approx.AbsRel(opt.Atol, opt.Rtol))
 				}
 			})
 		}

@@ -7,12 +7,14 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
 // matrix returns a float64 CPU tensor of shape, uniform in [-1, 1], that
 // does not require grad.
-func matrix(shape ...int) *T { return tensor.New(uniform(numel(shape), -1, 1), shape...) }
+func matrix(shape ...int) *T { return tensor.New(uniform(layout.Numel(shape), -1, 1), shape...) }
 
 // TestJacobianClosedForms compares Jacobian with known Jacobians: a
 // linear map, softmax (diag(s) - s sᵀ), a matrix product with respect
@@ -22,7 +24,7 @@ func TestJacobianClosedForms(t *testing.T) {
 	t.Run("A·x", func(t *testing.T) {
 		a, x := matrix(4, 3), matrix(3)
 		jac := autograd.Jacobian(func(xs []*T) *T { return a.MatMul(xs[0]) }, []*T{x})
-		near(t, "J", jac[0].Float64s(), a.Float64s(), 1e-15)
+		approx.Check(t, "J", jac[0].Float64s(), a.Float64s(), approx.Tol{Rel: 1e-15, Scale: 1})
 	})
 	t.Run("softmax", func(t *testing.T) {
 		x := matrix(5)
@@ -40,7 +42,7 @@ func TestJacobianClosedForms(t *testing.T) {
 		if !slices.Equal(jac[0].Shape(), []int{5, 5}) {
 			t.Fatalf("shape %v", jac[0].Shape())
 		}
-		near(t, "J", jac[0].Float64s(), want, 1e-15)
+		approx.Check(t, "J", jac[0].Float64s(), want, approx.Tol{Rel: 1e-15, Scale: 1})
 	})
 	t.Run("x·w with an index", func(t *testing.T) {
 		x, w := matrix(2, 3), matrix(3, 4)
@@ -60,8 +62,8 @@ func TestJacobianClosedForms(t *testing.T) {
 				}
 			}
 		}
-		near(t, "∂y/∂x", jac[0].Float64s(), wantX, 1e-15)
-		near(t, "∂y/∂w", jac[1].Float64s(), wantW, 1e-15)
+		approx.Check(t, "∂y/∂x", jac[0].Float64s(), wantX, approx.Tol{Rel: 1e-15, Scale: 1})
+		approx.Check(t, "∂y/∂w", jac[1].Float64s(), wantW, approx.Tol{Rel: 1e-15, Scale: 1})
 	})
 }
 
@@ -75,9 +77,9 @@ func TestHessianClosedForms(t *testing.T) {
 		f := func(xs []*T) *T { return xs[0].MatMul(a).MatMul(xs[0]) }
 		h := autograd.Hessian(f, []*T{x})
 		want := a.Add(a.T()).Float64s()
-		near(t, "H", h[0][0].Float64s(), want, 1e-15)
+		approx.Check(t, "H", h[0][0].Float64s(), want, approx.Tol{Rel: 1e-15, Scale: 1})
 		_, hv := autograd.HVP(f, []*T{x}, []*T{x})
-		near(t, "H·x", hv[0].Float64s(), a.Add(a.T()).MatMul(x).Float64s(), 1e-14)
+		approx.Check(t, "H·x", hv[0].Float64s(), a.Add(a.T()).MatMul(x).Float64s(), approx.Tol{Rel: 1e-14, Scale: 1})
 	})
 	t.Run("Σ x²·y", func(t *testing.T) {
 		x, y := matrix(3), matrix(3)
@@ -89,10 +91,10 @@ func TestHessianClosedForms(t *testing.T) {
 			}
 			return out
 		}
-		near(t, "H_xx", h[0][0].Float64s(), diag(y.Float64s()), 1e-15)
-		near(t, "H_xy", h[0][1].Float64s(), diag(x.Float64s()), 1e-15)
-		near(t, "H_yx", h[1][0].Float64s(), diag(x.Float64s()), 1e-15)
-		near(t, "H_yy", h[1][1].Float64s(), make([]float64, 9), 0)
+		approx.Check(t, "H_xx", h[0][0].Float64s(), diag(y.Float64s()), approx.Tol{Rel: 1e-15, Scale: 1})
+		approx.Check(t, "H_xy", h[0][1].Float64s(), diag(x.Float64s()), approx.Tol{Rel: 1e-15, Scale: 1})
+		approx.Check(t, "H_yx", h[1][0].Float64s(), diag(x.Float64s()), approx.Tol{Rel: 1e-15, Scale: 1})
+		approx.Check(t, "H_yy", h[1][1].Float64s(), make([]float64, 9), approx.Tol{Rel: 0, Scale: 1})
 	})
 }
 
@@ -106,11 +108,11 @@ func TestJacobianChunks(t *testing.T) {
 	whole := autograd.Jacobian(f, []*T{x})[0].Float64s()
 	defer autograd.SetBasisBudget(autograd.SetBasisBudget(3 * 35))
 	chunked := autograd.Jacobian(f, []*T{x})[0].Float64s()
-	near(t, "chunked Jacobian", chunked, whole, 1e-15)
+	approx.Check(t, "chunked Jacobian", chunked, whole, approx.Tol{Rel: 1e-15, Scale: 1})
 	wholeH := autograd.Hessian(func(xs []*T) *T { return f(xs).Square().Sum() }, []*T{x})[0][0].Float64s()
 	autograd.SetBasisBudget(1)
 	chunkedH := autograd.Hessian(func(xs []*T) *T { return f(xs).Square().Sum() }, []*T{x})[0][0].Float64s()
-	near(t, "Hessian one basis vector at a time", chunkedH, wholeH, 1e-13)
+	approx.Check(t, "Hessian one basis vector at a time", chunkedH, wholeH, approx.Tol{Rel: 1e-13, Scale: 1})
 }
 
 // TestForwardComposes: when something outside requires grad, JVP's
@@ -130,7 +132,7 @@ func TestForwardComposes(t *testing.T) {
 		for i := range want {
 			want[i] = vv[i] * (math.Cos(wv[i]*xv[i]) - math.Sin(wv[i]*xv[i])*wv[i]*xv[i])
 		}
-		near(t, "d Σ jv/dw", g.Float64s(), want, 1e-14)
+		approx.Check(t, "d Σ jv/dw", g.Float64s(), want, approx.Tol{Rel: 1e-14, Scale: 1})
 	})
 	t.Run("reverse over forward, in the input", func(t *testing.T) {
 		xg := x.Detach().SetRequiresGrad(true)
@@ -139,17 +141,17 @@ func TestForwardComposes(t *testing.T) {
 			t.Fatal("the input requires grad, the results do not")
 		}
 		g := autograd.Grad(jv.Sum(), []*T{xg})[0] // d Σ cos(x)v / dx = -sin(x) v
-		near(t, "d Σ jv/dx", g.Float64s(), mapf2(xv, vv, func(a, b float64) float64 { return -math.Sin(a) * b }), 1e-15)
+		approx.Check(t, "d Σ jv/dx", g.Float64s(), mapf2(xv, vv, func(a, b float64) float64 { return -math.Sin(a) * b }), approx.Tol{Rel: 1e-15, Scale: 1})
 	})
 	t.Run("forward over forward", func(t *testing.T) {
 		inner := func(xs []*T) *T { _, jv := autograd.JVP(f, xs, []*T{v}); return jv }
 		_, jj := autograd.JVP(inner, []*T{x}, []*T{v}) // vᵀ ∇² sin v = -sin(x) v²
-		near(t, "second directional derivative", jj.Float64s(), mapf2(xv, vv, func(a, b float64) float64 { return -math.Sin(a) * b * b }), 1e-15)
+		approx.Check(t, "second directional derivative", jj.Float64s(), mapf2(xv, vv, func(a, b float64) float64 { return -math.Sin(a) * b * b }), approx.Tol{Rel: 1e-15, Scale: 1})
 	})
 	t.Run("under NoGrad", func(t *testing.T) {
 		var jv *T
 		tensor.NoGrad(func() { _, jv = autograd.JVP(f, []*T{x}, []*T{v}) })
-		near(t, "jv", jv.Float64s(), mapf2(xv, vv, func(a, b float64) float64 { return math.Cos(a) * b }), 1e-15)
+		approx.Check(t, "jv", jv.Float64s(), mapf2(xv, vv, func(a, b float64) float64 { return math.Cos(a) * b }), approx.Tol{Rel: 1e-15, Scale: 1})
 		if !tensor.GradEnabled() {
 			t.Error("grad mode was left off")
 		}
@@ -164,7 +166,7 @@ func TestForwardComposes(t *testing.T) {
 				t.Error("JVP left grad mode on in the context")
 			}
 		})
-		near(t, "jv", jv.Float64s(), mapf2(xv, vv, func(a, b float64) float64 { return math.Cos(a) * b }), 1e-15)
+		approx.Check(t, "jv", jv.Float64s(), mapf2(xv, vv, func(a, b float64) float64 { return math.Cos(a) * b }), approx.Tol{Rel: 1e-15, Scale: 1})
 		if jv.Context() != c {
 			t.Errorf("jv is in context %p, want %p", jv.Context(), c)
 		}
@@ -220,19 +222,19 @@ func TestForwardZeros(t *testing.T) {
 	x, c := matrix(3), matrix(2)
 	f := func(xs []*T) *T { return c.Exp() }
 	y, jv := autograd.JVP(f, []*T{x}, []*T{x})
-	near(t, "y", y.Float64s(), c.Exp().Float64s(), 0)
-	near(t, "jv", jv.Float64s(), []float64{0, 0}, 0)
+	approx.Check(t, "y", y.Float64s(), c.Exp().Float64s(), approx.Tol{Rel: 0, Scale: 1})
+	approx.Check(t, "jv", jv.Float64s(), []float64{0, 0}, approx.Tol{Rel: 0, Scale: 1})
 	_, jv = autograd.JVP(func(xs []*T) *T { return xs[0].Exp() }, []*T{x}, []*T{nil})
-	near(t, "jv of a nil tangent", jv.Float64s(), []float64{0, 0, 0}, 0)
+	approx.Check(t, "jv of a nil tangent", jv.Float64s(), []float64{0, 0, 0}, approx.Tol{Rel: 0, Scale: 1})
 	jac := autograd.Jacobian(f, []*T{x})
 	if !slices.Equal(jac[0].Shape(), []int{2, 3}) {
 		t.Errorf("Jacobian shape %v", jac[0].Shape())
 	}
-	near(t, "Jacobian", jac[0].Float64s(), make([]float64, 6), 0)
+	approx.Check(t, "Jacobian", jac[0].Float64s(), make([]float64, 6), approx.Tol{Rel: 0, Scale: 1})
 	_, vjp := autograd.VJP(f, []*T{x}, c)
-	near(t, "vjp", vjp[0].Float64s(), []float64{0, 0, 0}, 0)
+	approx.Check(t, "vjp", vjp[0].Float64s(), []float64{0, 0, 0}, approx.Tol{Rel: 0, Scale: 1})
 	_, hv := autograd.HVP(func(xs []*T) *T { return xs[0].Sum() }, []*T{x}, []*T{x})
-	near(t, "H·v of a linear function", hv[0].Float64s(), []float64{0, 0, 0}, 0)
+	approx.Check(t, "H·v of a linear function", hv[0].Float64s(), []float64{0, 0, 0}, approx.Tol{Rel: 0, Scale: 1})
 }
 
 // TestForwardTies: at ties, where the derivative is not defined, forward
@@ -254,7 +256,7 @@ func TestForwardTies(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, jv := autograd.JVP(c.f, []*T{x, y}, []*T{vx, vy})
-			near(t, "J·v", jv.Float64s(), c.want, 1e-15)
+			approx.Check(t, "J·v", jv.Float64s(), c.want, approx.Tol{Rel: 1e-15, Scale: 1})
 			u := tensor.OnesLike(jv)
 			_, vjp := autograd.VJP(c.f, []*T{x, y}, u)
 			lhs, _ := dot(u.Float64s(), jv.Float64s())
@@ -277,7 +279,7 @@ func TestForwardResultOwnsMemory(t *testing.T) {
 	want := []float64{data[0], data[3], data[1], data[4], data[2], data[5]}
 	y, _ := autograd.JVP(func(xs []*T) *T { return xs[0].T() }, []*T{x}, []*T{matrix(2, 3)})
 	x.Release()
-	if err := tensor.Catch(func() { near(t, "y", y.Float64s(), want, 0) }); err != nil {
+	if err := tensor.Catch(func() { approx.Check(t, "y", y.Float64s(), want, approx.Tol{Rel: 0, Scale: 1}) }); err != nil {
 		t.Fatal(err)
 	}
 }

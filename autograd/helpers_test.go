@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -23,14 +24,6 @@ func uniform(n int, lo, hi float64) []float64 {
 	return v
 }
 
-func numel(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
-}
-
 // param returns a contiguous float64 leaf that requires grad.
 func param(data []float64, shape ...int) *tensor.Tensor {
 	if shape == nil {
@@ -42,13 +35,13 @@ func param(data []float64, shape ...int) *tensor.Tensor {
 // leaf returns a float64 leaf of shape, uniform in [lo, hi], that
 // requires grad.
 func leaf(lo, hi float64, shape ...int) *tensor.Tensor {
-	return tensor.New(uniform(numel(shape), lo, hi), shape...).SetRequiresGrad(true)
+	return tensor.New(uniform(layout.Numel(shape), lo, hi), shape...).SetRequiresGrad(true)
 }
 
 // away returns a leaf whose elements have |x| in [lo, hi] and a random
 // sign: inputs kept away from a kink at 0.
 func away(lo, hi float64, shape ...int) *tensor.Tensor {
-	v := uniform(numel(shape), lo, hi)
+	v := uniform(layout.Numel(shape), lo, hi)
 	for i := range v {
 		if rng.IntN(2) == 0 {
 			v[i] = -v[i]
@@ -60,7 +53,7 @@ func away(lo, hi float64, shape ...int) *tensor.Tensor {
 // avoid returns a leaf uniform in [lo, hi] with no element within gap
 // of any of the points (kinks, thresholds).
 func avoid(points []float64, gap, lo, hi float64, shape ...int) *tensor.Tensor {
-	v := make([]float64, numel(shape))
+	v := make([]float64, layout.Numel(shape))
 	for i := range v {
 		for {
 			v[i] = lo + (hi-lo)*rng.Float64()
@@ -75,7 +68,7 @@ func avoid(points []float64, gap, lo, hi float64, shape ...int) *tensor.Tensor {
 // distinct returns a leaf of shape whose elements are at least 0.2 apart:
 // a shuffled lattice with a little jitter, so extrema are unique.
 func distinct(shape ...int) *tensor.Tensor {
-	n := numel(shape)
+	n := layout.Numel(shape)
 	v := make([]float64, n)
 	for i, k := range rng.Perm(n) {
 		v[i] = 0.25*float64(k) - 0.125*float64(n) + 0.05*rng.Float64()
@@ -98,8 +91,8 @@ func separated(sa, sb []int) (*tensor.Tensor, *tensor.Tensor) {
 		}
 		return v
 	}
-	a := tensor.New(lattice(numel(sa), true), sa...).SetRequiresGrad(true)
-	b := tensor.New(lattice(numel(sb), false), sb...).SetRequiresGrad(true)
+	a := tensor.New(lattice(layout.Numel(sa), true), sa...).SetRequiresGrad(true)
+	b := tensor.New(lattice(layout.Numel(sb), false), sb...).SetRequiresGrad(true)
 	return a, b
 }
 
@@ -129,7 +122,7 @@ func strided(x *tensor.Tensor) *tensor.Tensor {
 	wide := slices.Clone(shape)
 	wide[last] *= 2
 	vals := x.Float64s()
-	data := make([]float64, numel(wide))
+	data := make([]float64, layout.Numel(wide))
 	for i := range data {
 		data[i] = math.NaN()
 	}
@@ -151,7 +144,7 @@ func expanded(lo, hi float64, d int, shape ...int) *tensor.Tensor {
 	small[d] = 1
 	var out *tensor.Tensor
 	tensor.NoGrad(func() {
-		out = tensor.New(uniform(numel(small), lo, hi), small...).Expand(shape...).Detach()
+		out = tensor.New(uniform(layout.Numel(small), lo, hi), small...).Expand(shape...).Detach()
 	})
 	if out.Strides()[d] != 0 {
 		panic("expanded: stride is not 0")
@@ -164,24 +157,11 @@ func index(data []int, shape ...int) *tensor.Tensor { return tensor.FromInts(dat
 
 // mask returns a random Bool tensor of shape.
 func mask(shape ...int) *tensor.Tensor {
-	v := make([]bool, numel(shape))
+	v := make([]bool, layout.Numel(shape))
 	for i := range v {
 		v[i] = rng.IntN(2) == 0
 	}
 	return tensor.New(v, shape...)
-}
-
-// near reports whether got and want agree to tol, element by element.
-func near(t *testing.T, what string, got, want []float64, tol float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if !(math.Abs(got[i]-want[i]) <= tol*max(1, math.Abs(want[i]))) {
-			t.Errorf("%s[%d] = %.12g, want %.12g", what, i, got[i], want[i])
-		}
-	}
 }
 
 // mustPanic runs f and returns the *tensor.Error it panics with; the test

@@ -38,6 +38,8 @@ var elementwiseRules = map[tensor.Op]entry{
 	tensor.OpSign: unary(constant(0)),
 	// d eˣ = eˣ, the output.
 	tensor.OpExp: unary(func(n *tensor.Node) partial { return times(n.Output()) }),
+	// d (eˣ − 1) = eˣ, the output plus 1.
+	tensor.OpExpm1: unary(func(n *tensor.Node) partial { return times(n.Output().AddScalar(1)) }),
 	// d log x = 1/x
 	tensor.OpLog: unary(func(n *tensor.Node) partial { return over(input0(n)) }),
 	// d log(1+x) = 1/(1+x)

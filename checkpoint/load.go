@@ -153,7 +153,7 @@ func loadable(e entry, dev tensor.Device) error {
 		return &FileError{Detail: fmt.Sprintf("tensor %q: dtype %s is not one Tessera reads (F32, F64, I32, BOOL; I64 into int32; F16, BF16 into float32)",
 			e.name, e.dtype.name), Err: tensor.ErrDType}
 	}
-	if e.dtype.to == tensor.Float64 && dev.Kind == tensor.KindGPU {
+	if !dev.Holds(e.dtype.to) {
 		return &FileError{Detail: fmt.Sprintf("tensor %q: F64 cannot load onto %v (WGSL has no f64): load it on the CPU and cast",
 			e.name, dev), Err: tensor.ErrDType}
 	}

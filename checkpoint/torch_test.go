@@ -1,7 +1,6 @@
 package checkpoint
 
 import (
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/tensor"
@@ -27,18 +27,14 @@ func newMLP(seed uint64, dev tensor.Device) *nn.Sequential {
 	return m
 }
 
-// closeTo fails unless got and want agree within float32 tolerance.
-func closeTo(t *testing.T, what string, got, want *tensor.Tensor) {
+// requireSameTensor fails unless got and want have one shape and agree
+// within float32 tolerance.
+func requireSameTensor(t *testing.T, what string, got, want *tensor.Tensor) {
 	t.Helper()
-	g, w := got.Float32s(), want.Float32s()
 	if !slices.Equal(got.Shape(), want.Shape()) {
 		t.Fatalf("%s: shape %v, want %v", what, got.Shape(), want.Shape())
 	}
-	for i := range w {
-		if d := math.Abs(float64(g[i] - w[i])); d > 1e-5+1e-5*math.Abs(float64(w[i])) {
-			t.Fatalf("%s: element %d is %g, want %g", what, i, g[i], w[i])
-		}
-	}
+	approx.Require(t, what, got.Float32s(), want.Float32s(), approx.AbsRel(1e-5, 1e-5))
 }
 
 // checkTorchMLP loads a torch MLP's state dict into a Tessera MLP on
@@ -67,7 +63,7 @@ func checkTorchMLP(t *testing.T, model, io string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		closeTo(t, "forward on "+dev.String(), m.Forward(xy.Tensors["x"]), xy.Tensors["y"])
+		requireSameTensor(t, "forward on "+dev.String(), m.Forward(xy.Tensors["x"]), xy.Tensors["y"])
 	}
 }
 
@@ -152,7 +148,7 @@ func TestTorchReadsTessera(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		closeTo(t, "PyTorch's forward of Tessera's weights from "+r.dev.String(), y.Tensors["y"], r.want)
+		requireSameTensor(t, "PyTorch's forward of Tessera's weights from "+r.dev.String(), y.Tensors["y"], r.want)
 	}
 	f, err := Load(cp)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
 )
 
 // elemShapes are the shapes elementwise kernels run on: odd ones and
@@ -56,7 +58,7 @@ func testUnaryType[T Number](t *testing.T) {
 					forEach(shape, func(idx []int) {
 						xv := f64(x[at(xl, idx)])
 						want := f64(T(ref(xv)))
-						if got := f64(dst[at(dl, idx)]); !near(got, want, 4*tolFor[T](), math.Abs(want)) {
+						if got := f64(dst[at(dl, idx)]); !approx.Abs(4*tolFor[T]()*max(math.Abs(want), 1)).Equal(got, want) {
 							t.Fatalf("%s: f(%v) = %v, want %v", name, xv, got, want)
 						}
 					})
@@ -146,7 +148,7 @@ func checkBinary[T Number, D Elem](t *testing.T, name string, f Fn2[T, D], ref f
 					if isInt[T]() && name == "DivVec" {
 						want = float64(int32(xv) / int32(yv))
 					}
-					if g := f64(dst[at(dl, idx)]); !near(g, want, 4*tolFor[T](), math.Abs(want)) {
+					if g := f64(dst[at(dl, idx)]); !approx.Abs(4*tolFor[T]()*max(math.Abs(want), 1)).Equal(g, want) {
 						t.Fatalf("%s: f(%v, %v) = %v, want %v", what, xv, yv, g, want)
 					}
 				})
@@ -256,7 +258,7 @@ func testTernaryType[T Float](t *testing.T) {
 				forEach(shape, func(idx []int) {
 					av, bv, cv := f64(a[at(al, idx)]), f64(b[at(bl, idx)]), f64(c[at(cl, idx)])
 					want := av + s*bv*cv
-					if got := f64(dst[at(dl, idx)]); !near(got, want, 4*tolFor[T](), math.Abs(want)) {
+					if got := f64(dst[at(dl, idx)]); !approx.Abs(4*tolFor[T]()*max(math.Abs(want), 1)).Equal(got, want) {
 						t.Fatalf("vec %v %v %s at %v: %v, want %v", f.Vec != nil, shape, k, idx, got, want)
 					}
 				})

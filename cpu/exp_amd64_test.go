@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
 )
 
 // ulpDiff returns how many float32 values lie between got and want (0
@@ -193,7 +195,7 @@ func TestSoftmaxF32Vector(t *testing.T) {
 							got := float64(dst[row*n+k])
 							// Relative 1e-6, but float32 results below the normal
 							// range have an absolute spacing of 2⁻¹⁴⁹.
-							if !near(got, w, 1e-6*math.Abs(w)+4*math.SmallestNonzeroFloat32, 1) &&
+							if !approx.Abs((1e-6*math.Abs(w)+4*math.SmallestNonzeroFloat32)).Equal(got, w) &&
 								!(math.Abs(got-w) <= 1e-6*math.Abs(w)+4*math.SmallestNonzeroFloat32) {
 								t.Fatalf("%s: row %d [%d] (x=%v): got %v, want %v", name, row, k, line[k], got, w)
 							}

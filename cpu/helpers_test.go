@@ -2,9 +2,10 @@ package cpu
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // Layout kinds used by the tests.
@@ -28,7 +29,7 @@ func makeLayout(r *rand.Rand, shape []int, kind string) (Layout, int) {
 	l := Layout{Shape: shape, Strides: make([]int, rank)}
 	switch kind {
 	case kContig:
-		l.Strides = ContiguousStrides(shape)
+		l.Strides = layout.ContiguousStrides(shape)
 	case kPerm:
 		order := r.Perm(rank) // order[0] is the outermost dim in memory
 		if rank >= 2 && isIdentity(order) {
@@ -96,7 +97,7 @@ func at(l Layout, idx []int) int {
 
 // forEach calls fn for every multi-index of shape, row-major.
 func forEach(shape []int, fn func(idx []int)) {
-	if NumElements(shape) == 0 {
+	if layout.Numel(shape) == 0 {
 		return
 	}
 	idx := make([]int, len(shape))
@@ -192,18 +193,6 @@ func checkUntouched[T Elem](t *testing.T, name string, buf []T, l Layout) {
 			t.Fatalf("%s: element %d outside the output view was written (%v)", name, i, v)
 		}
 	}
-}
-
-// near reports whether got matches want within tol (relative to scale);
-// NaNs match NaNs and infinities must be equal.
-func near(got, want, tol, scale float64) bool {
-	if math.IsNaN(want) || math.IsNaN(got) {
-		return math.IsNaN(want) && math.IsNaN(got)
-	}
-	if math.IsInf(want, 0) || math.IsInf(got, 0) {
-		return got == want
-	}
-	return math.Abs(got-want) <= tol*math.Max(scale, 1)
 }
 
 // tolFor is the relative tolerance of element type T.

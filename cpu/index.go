@@ -1,6 +1,10 @@
 package cpu
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/tessera-ml/tessera/internal/layout"
+)
 
 // An IndexError reports an index outside [0, Size) along dimension Dim,
 // found by the index kernel Op ("index_select", "index_add", "gather",
@@ -25,7 +29,7 @@ func (e *IndexError) Error() string {
 // dl.Shape is x's shape with dim's extent replaced by len(index). A 0-d x
 // counts as shape [1].
 func IndexSelect[T Elem](dst []T, dl Layout, x []T, xl Layout, dim int, index []int32) error {
-	dl, xl, dim = promote0d(dl, xl, dim)
+	dl, xl, dim = layout.Promote0D(dl, xl, dim)
 	if err := checkIndexFlat("index_select", index, dim, xl.Shape[dim]); err != nil {
 		return err
 	}
@@ -39,7 +43,7 @@ func IndexSelect[T Elem](dst []T, dl Layout, x []T, xl Layout, dim int, index []
 // replaced by len(index). It runs in parallel only over positions off
 // dim, which cannot collide.
 func IndexAdd[T Number](dst []T, dl Layout, dim int, index []int32, src []T, sl Layout) error {
-	dl, sl, dim = promote0d(dl, sl, dim)
+	dl, sl, dim = layout.Promote0D(dl, sl, dim)
 	if err := checkIndexFlat("index_add", index, dim, dl.Shape[dim]); err != nil {
 		return err
 	}
@@ -52,8 +56,8 @@ func IndexAdd[T Number](dst []T, dl Layout, dim int, index []int32, src []T, sl 
 // and off dim il's extents are at most x's.
 func Gather[T Elem](dst []T, dl Layout, x []T, xl Layout, dim int, index []int32, il Layout) error {
 	if len(xl.Shape) == 0 {
-		xl, il, dim = one1d(xl), one1d(il), 0
-		dl = one1d(dl)
+		xl, il, dim = layout.One1D(xl), layout.One1D(il), 0
+		dl = layout.One1D(dl)
 	}
 	if err := checkIndexStrided("gather", index, il, dim, xl.Shape[dim]); err != nil {
 		return err
@@ -68,30 +72,14 @@ func Gather[T Elem](dst []T, dl Layout, x []T, xl Layout, dim int, index []int32
 // runs in parallel only over positions off dim, which cannot collide.
 func ScatterAdd[T Number](dst []T, dl Layout, dim int, index []int32, il Layout, src []T, sl Layout) error {
 	if len(dl.Shape) == 0 {
-		dl, il, dim = one1d(dl), one1d(il), 0
-		sl = one1d(sl)
+		dl, il, dim = layout.One1D(dl), layout.One1D(il), 0
+		sl = layout.One1D(sl)
 	}
 	if err := checkIndexStrided("scatter_add", index, il, dim, dl.Shape[dim]); err != nil {
 		return err
 	}
 	scatterAdd(dst, dl, dim, index, il, src, sl)
 	return nil
-}
-
-// one1d turns a 0-d layout into the 1-D layout of shape [1].
-func one1d(l Layout) Layout {
-	if len(l.Shape) > 0 {
-		return l
-	}
-	return Layout{Shape: []int{1}, Strides: []int{0}, Offset: l.Offset}
-}
-
-// promote0d makes the 0-d operands of the 1-D-index kernels 1-D.
-func promote0d(a, b Layout, dim int) (Layout, Layout, int) {
-	if len(a.Shape) == 0 || len(b.Shape) == 0 {
-		return one1d(a), one1d(b), 0
-	}
-	return a, b, dim
 }
 
 // broadcastIndex is the layout that reads a contiguous 1-D index as an

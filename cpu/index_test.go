@@ -6,6 +6,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // indexShapes are the shapes of x (or dst) for the index kernels.
@@ -85,7 +88,7 @@ func testIndexAddType[T Number](t *testing.T) {
 					randFill(r, src)
 					dl, _ := makeLayout(r, shape, dk)
 					dst := newOut[T](dl)
-					want := make([]float64, NumElements(shape))
+					want := make([]float64, layout.Numel(shape))
 					scale, cnt := make([]float64, len(want)), make([]float64, len(want)) // Σ|terms|, number of terms
 					forEach(shape, func(idx []int) {
 						dst[at(dl, idx)] = T(len(idx))
@@ -104,7 +107,7 @@ func testIndexAddType[T Number](t *testing.T) {
 					name := fmt.Sprintf("%T %v dim%d src:%s d:%s", src, shape, dim, sk, dk)
 					checkUntouched(t, name, dst, dl)
 					forEach(shape, func(idx []int) {
-						if got, w := f64(dst[at(dl, idx)]), want[flatIndex(shape, idx)]; !near(got, w, tolFor[T](), cnt[flatIndex(shape, idx)]*scale[flatIndex(shape, idx)]) {
+						if got, w := f64(dst[at(dl, idx)]), want[flatIndex(shape, idx)]; !approx.Abs(tolFor[T]()*max(cnt[flatIndex(shape, idx)]*scale[flatIndex(shape, idx)], 1)).Equal(got, w) {
 							t.Fatalf("%s: dst%v = %v, want %v", name, idx, got, w)
 						}
 					})
@@ -165,7 +168,7 @@ func testGatherScatterType[T Number](t *testing.T) {
 					randFill(r, src)
 					ol, _ := makeLayout(r, shape, ok)
 					out := newOut[T](ol)
-					want := make([]float64, NumElements(shape))
+					want := make([]float64, layout.Numel(shape))
 					scale, cnt := make([]float64, len(want)), make([]float64, len(want)) // Σ|terms|, number of terms
 					forEach(shape, func(idx []int) { out[at(ol, idx)] = 0 })
 					forEach(il.Shape, func(idx []int) {
@@ -180,7 +183,7 @@ func testGatherScatterType[T Number](t *testing.T) {
 					}
 					checkUntouched(t, "scatter_add "+name, out, ol)
 					forEach(shape, func(idx []int) {
-						if got, w := f64(out[at(ol, idx)]), want[flatIndex(shape, idx)]; !near(got, w, tolFor[T](), cnt[flatIndex(shape, idx)]*scale[flatIndex(shape, idx)]) {
+						if got, w := f64(out[at(ol, idx)]), want[flatIndex(shape, idx)]; !approx.Abs(tolFor[T]()*max(cnt[flatIndex(shape, idx)]*scale[flatIndex(shape, idx)], 1)).Equal(got, w) {
 							t.Fatalf("scatter_add %s: dst%v = %v, want %v", name, idx, got, w)
 						}
 					})

@@ -1,5 +1,7 @@
 package cpu
 
+import "github.com/tessera-ml/tessera/internal/layout"
+
 // parallelThreshold is the element count above which a kernel splits its
 // work across goroutines. Below it, starting goroutines costs more than
 // the loop (measured: ~1 µs per goroutine against ~0.5 ns per element).
@@ -72,7 +74,7 @@ func newIter(shape []int, ls ...Layout) *iter {
 		}
 	}
 	it.inner = it.shape[len(it.shape)-1]
-	it.rows = NumElements(it.shape[:len(it.shape)-1])
+	it.rows = layout.Numel(it.shape[:len(it.shape)-1])
 	return it
 }
 

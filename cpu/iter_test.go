@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 func TestIterCoalesce(t *testing.T) {
@@ -36,8 +38,8 @@ func TestIterCoalesce(t *testing.T) {
 		if fmt.Sprint(it.shape) != fmt.Sprint(c.shapeC) || fmt.Sprint(it.strides) != fmt.Sprint(c.strides) {
 			t.Errorf("%s: shape %v strides %v, want %v %v", c.name, it.shape, it.strides, c.shapeC, c.strides)
 		}
-		if it.rows*it.inner != NumElements(c.shape) {
-			t.Errorf("%s: %d rows of %d for %d elements", c.name, it.rows, it.inner, NumElements(c.shape))
+		if it.rows*it.inner != layout.Numel(c.shape) {
+			t.Errorf("%s: %d rows of %d for %d elements", c.name, it.rows, it.inner, layout.Numel(c.shape))
 		}
 	}
 	if it := newIter([]int{3, 0, 4}, Contiguous(3, 0, 4)); it.rows*it.inner != 0 {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
 )
 
 // Matrix layout kinds for MatMul: row-major and column-major matrices go
@@ -64,7 +66,7 @@ func checkMatMul[T Float](t *testing.T, r *rand.Rand, b, m, n, k int, ak, bk, dk
 					scale += math.Abs(p)
 				}
 				got := f64(dst[at(dl, []int{bi, i, j})])
-				if !near(got, s, 4*tolFor[T](), scale) {
+				if !approx.Abs(4*tolFor[T]()*max(scale, 1)).Equal(got, s) {
 					t.Fatalf("%s: dst[%d,%d,%d] = %v, want %v", name, bi, i, j, got, s)
 				}
 			}

@@ -1,6 +1,10 @@
 package cpu
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/tessera-ml/tessera/internal/layout"
+)
 
 // Fold is a reduction, as values: elements of type T fold into an
 // accumulator of type A (float32 sums accumulate in float64). Add,
@@ -139,7 +143,7 @@ func planReduce(dl, xl Layout) *reducePlan {
 	p := &reducePlan{xOff: xl.Offset, dOff: dl.Offset}
 	p.kShape, p.kX, p.kD = coalesce(kept)
 	p.rShape, p.rX, _ = coalesce(red)
-	p.nOut, p.nRed = NumElements(p.kShape), NumElements(p.rShape)
+	p.nOut, p.nRed = layout.Numel(p.kShape), layout.Numel(p.rShape)
 	last := len(p.kShape) - 1
 	p.outer = len(kept) > 0 && p.kShape[last] >= 8 && abs(p.kX[last]) < abs(p.rX[len(p.rX)-1])
 	return p
@@ -208,7 +212,7 @@ func reduceCompute[T, A Number](p *reducePlan, f Fold[T, A], x []T, olo, ohi, r0
 		rn = r0hi - r0lo
 	} else {
 		router[0] = r0hi - r0lo
-		rows = NumElements(router)
+		rows = layout.Numel(router)
 	}
 	ro := newOdo(router, p.rX[:rl], 0)
 	if !p.outer {

@@ -5,6 +5,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // testFold returns the fold of the reduction op ("sum", "max" or "min")
@@ -76,7 +79,7 @@ var reduceOps = []string{"sum", "max", "min"}
 // in row-major keepdim order and the sums of |x| (a scale for tolerances).
 func refReduce[T Number](op string, x []T, xl Layout, keep []bool) (out, scale []float64) {
 	ks := keepShape(xl.Shape, keep)
-	n := NumElements(ks)
+	n := layout.Numel(ks)
 	out, scale = make([]float64, n), make([]float64, n)
 	seen := make([]bool, n)
 	var isum = make([]int32, n)
@@ -144,12 +147,12 @@ func checkReduce[T Number](t *testing.T, r *rand.Rand, op string, shape []int, k
 	i := 0
 	forEach(dl.Shape, func(idx []int) {
 		got := f64(dst[at(dl, idx)])
-		if !near(got, want[i], tolFor[T](), scale[i]) {
+		if !approx.Abs(tolFor[T]()*max(scale[i], 1)).Equal(got, want[i]) {
 			t.Fatalf("%s: out %v = %v, want %v", name, idx, got, want[i])
 		}
 		i++
 	})
-	if len(dl.Shape) == 0 && !near(f64(dst[dl.Offset]), want[0], tolFor[T](), scale[0]) {
+	if len(dl.Shape) == 0 && !approx.Abs(tolFor[T]()*max(scale[0], 1)).Equal(f64(dst[dl.Offset]), want[0]) {
 		t.Fatalf("%s: got %v, want %v", name, dst[dl.Offset], want[0])
 	}
 }
@@ -230,7 +233,7 @@ func TestReduceNaN(t *testing.T) {
 			if op == "min" {
 				want = c.min
 			}
-			if !near(float64(d[0]), float64(want), 0, 1) {
+			if !approx.Exact.Equal(float64(d[0]), float64(want)) {
 				t.Errorf("%s of %v = %v, want %v", op, c.x, d[0], want)
 			}
 		}
@@ -336,7 +339,7 @@ func testArgReduceType[T Number](t *testing.T) {
 						if got := idx[at(il, o)]; int(got) != wi {
 							t.Fatalf("%s: at %v index %d, want %d (line %v)", name, o, got, wi, line)
 						}
-						if vals != nil && !near(f64(vals[at(vl, o)]), wv, 0, 1) {
+						if vals != nil && !approx.Exact.Equal(f64(vals[at(vl, o)]), wv) {
 							t.Fatalf("%s: at %v value %v, want %v", name, o, vals[at(vl, o)], wv)
 						}
 					})

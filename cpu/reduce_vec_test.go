@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // vecLens are row lengths around the kernels' steps of 8 and 32 and the
@@ -51,7 +54,7 @@ func reduceF32All(op string, x []float32) float32 {
 func checkVec(t *testing.T, name string, x []float32) {
 	t.Helper()
 	sum, mx, mn, scale := refF32(x)
-	if got := sumF32(x); !near(got, sum, 1e-12, scale) {
+	if got := sumF32(x); !approx.Abs(1e-12*max(scale, 1)).Equal(got, sum) {
 		t.Fatalf("%s: sumF32 = %v, want %v", name, got, sum)
 	}
 	if got := float64(maxAnyF32(x)); !sameF(got, mx) {
@@ -65,7 +68,7 @@ func checkVec(t *testing.T, name string, x []float32) {
 	for _, asm := range []bool{false, old} {
 		reduceAsm = asm
 		if got := float64(reduceF32All("sum", x)); !sameF(got, float64(float32(sum))) &&
-			!near(got, float64(float32(sum)), 1e-7, scale) {
+			!approx.Abs(1e-7*max(scale, 1)).Equal(got, float64(float32(sum))) {
 			t.Fatalf("%s asm=%v: Reduce sum = %v, want %v", name, asm, got, float32(sum))
 		}
 		if got := float64(reduceF32All("max", x)); !sameF(got, mx) {
@@ -140,7 +143,7 @@ func TestReduceVecRows(t *testing.T) {
 	}
 	r := newRand(14)
 	for _, shape := range [][]int{{3, 65}, {5, 1000}, {2, 3, 97}, {4, 70000}} {
-		n := NumElements(shape)
+		n := layout.Numel(shape)
 		x := make([]float32, n)
 		randFill(r, x)
 		x[r.IntN(n)] = float32(math.NaN())
@@ -155,7 +158,7 @@ func TestReduceVecRows(t *testing.T) {
 			reduceAsm = true
 			for i := range got {
 				if !sameF(float64(got[i]), float64(want[i])) &&
-					!near(float64(got[i]), float64(want[i]), 1e-6, 1) {
+					!approx.Abs(1e-6).Equal(float64(got[i]), float64(want[i])) {
 					t.Fatalf("%v %s row %d: %v, plain loops %v", shape, op, i, got[i], want[i])
 				}
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
 )
 
 // refSoftmax is the float64 reference of one line.
@@ -70,7 +72,7 @@ func compareSoftmax[T Float](t *testing.T, name string, shape []int, dim int, lo
 			if log {
 				scale = math.Abs(want[k]) + math.Abs(line[k])
 			}
-			if got := f64(dst[at(dl, idx)]); !near(got, want[k], 2*tolFor[T](), scale) {
+			if got := f64(dst[at(dl, idx)]); !approx.Abs(2*tolFor[T]()*max(scale, 1)).Equal(got, want[k]) {
 				t.Fatalf("%s: at %v got %v, want %v", name, idx, got, want[k])
 			}
 		}
@@ -121,8 +123,8 @@ func TestSoftmaxSpecial(t *testing.T) {
 			}
 			Softmax(log, f, Contiguous(n), x32, Contiguous(n), 0)
 			for i := range want {
-				if !near(d[i], want[i], 1e-15, 1) || !near(col[2*i], want[i], 1e-15, 1) ||
-					!near(col[2*i+1], want[i], 1e-15, 1) || !near(float64(f[i]), want[i], 1e-7, 1) {
+				if !approx.Abs(1e-15).Equal(d[i], want[i]) || !approx.Abs(1e-15).Equal(col[2*i], want[i]) ||
+					!approx.Abs(1e-15).Equal(col[2*i+1], want[i]) || !approx.Abs(1e-7).Equal(float64(f[i]), want[i]) {
 					t.Errorf("softmax(log=%v) of %v = %v / %v / %v, want %v", log, c.x, d, col, f, want)
 					break
 				}

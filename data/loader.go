@@ -104,7 +104,7 @@ func NewLoader(ds Dataset, cfg Config) (*Loader, error) {
 		return nil, &tensor.Error{Op: "data." + op, Err: tensor.ErrDevice, Detail: err.Error(), Devices: []tensor.Device{cfg.Device}}
 	}
 	for i, f := range ds.Fields() {
-		if f.DType == tensor.Float64 && cfg.Device.Kind == tensor.KindGPU {
+		if !cfg.Device.Holds(f.DType) {
 			return nil, argErr(op, tensor.ErrDType, "field %d is float64, which lives on the CPU only; batches go to %v", i, cfg.Device)
 		}
 	}

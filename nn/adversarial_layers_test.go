@@ -80,6 +80,8 @@ func layerCases() []A.Case {
 		}, (*nn.Conv2d)(nil)},
 		{"ConvTranspose2d", func() nn.Layer { return nn.NewConvTranspose2d(2, 3, [2]int{2, 2}, tensor.ConvOptions{}, true) }, (*nn.ConvTranspose2d)(nil)},
 		{"Flatten", func() nn.Layer { return nn.Flatten{StartDim: math.MinInt, EndDim: 9} }, nil},
+		{"Fold", func() nn.Layer { return nn.Fold{Size: [2]int{-1, 5}, Window: tensor.Window2d{Kernel: [2]int{2, 2}}} }, nil},
+		{"Unfold", func() nn.Layer { return nn.Unfold{Window: tensor.Window2d{Kernel: [2]int{2, math.MaxInt}}} }, nil},
 		{"GELU", func() nn.Layer { return nn.GELU{} }, nil},
 		{"GroupNormLayer", func() nn.Layer { return nn.NewGroupNorm(2, 2) }, (*nn.GroupNormLayer)(nil)},
 		{"Identity", func() nn.Layer { return nn.Identity{} }, nil},

@@ -36,25 +36,19 @@ func NewConv2d(in, out int, kernel [2]int, o tensor.ConvOptions, bias bool, opts
 // Forward returns tensor.Conv2d(x, c.Weight, c.Bias, c.Options): (N, in,
 // H, W) → (N, out, oh, ow).
 func (c *Conv2d) Forward(x *tensor.Tensor) *tensor.Tensor {
-	if c == nil {
-		nilReceiver("Conv2d.Forward")
-	}
+	receiver("Conv2d.Forward", c)
 	return tensor.Conv2d(x, c.Weight, c.Bias, c.Options)
 }
 
 // Slots returns "weight" and "bias".
 func (c *Conv2d) Slots() []Slot {
-	if c == nil {
-		nilReceiver("Conv2d.Slots")
-	}
+	receiver("Conv2d.Slots", c)
 	return []Slot{Param("weight", &c.Weight), Param("bias", &c.Bias)}
 }
 
 // Children returns nil.
 func (c *Conv2d) Children() []Child {
-	if c == nil {
-		nilReceiver("Conv2d.Children")
-	}
+	receiver("Conv2d.Children", c)
 	return nil
 }
 
@@ -79,25 +73,19 @@ func NewConvTranspose2d(in, out int, kernel [2]int, o tensor.ConvOptions, bias b
 
 // Forward returns tensor.ConvTranspose2d(x, c.Weight, c.Bias, c.Options).
 func (c *ConvTranspose2d) Forward(x *tensor.Tensor) *tensor.Tensor {
-	if c == nil {
-		nilReceiver("ConvTranspose2d.Forward")
-	}
+	receiver("ConvTranspose2d.Forward", c)
 	return tensor.ConvTranspose2d(x, c.Weight, c.Bias, c.Options)
 }
 
 // Slots returns "weight" and "bias".
 func (c *ConvTranspose2d) Slots() []Slot {
-	if c == nil {
-		nilReceiver("ConvTranspose2d.Slots")
-	}
+	receiver("ConvTranspose2d.Slots", c)
 	return []Slot{Param("weight", &c.Weight), Param("bias", &c.Bias)}
 }
 
 // Children returns nil.
 func (c *ConvTranspose2d) Children() []Child {
-	if c == nil {
-		nilReceiver("ConvTranspose2d.Children")
-	}
+	receiver("ConvTranspose2d.Children", c)
 	return nil
 }
 
@@ -176,3 +164,32 @@ func (AdaptiveAvgPool2d) Slots() []Slot { return nil }
 
 // Children returns nil.
 func (AdaptiveAvgPool2d) Children() []Child { return nil }
+
+// Unfold is torch.nn.Unfold: tensor.Unfold over Window, (N, C, H, W) →
+// (N, C·kh·kw, L). It holds no tensors.
+type Unfold struct{ Window tensor.Window2d }
+
+// Forward returns tensor.Unfold(x, u.Window).
+func (u Unfold) Forward(x *tensor.Tensor) *tensor.Tensor { return tensor.Unfold(x, u.Window) }
+
+// Slots returns nil.
+func (Unfold) Slots() []Slot { return nil }
+
+// Children returns nil.
+func (Unfold) Children() []Child { return nil }
+
+// Fold is torch.nn.Fold: tensor.Fold into Size over Window, (N,
+// C·kh·kw, L) → (N, C, Size[0], Size[1]). It holds no tensors.
+type Fold struct {
+	Size   [2]int
+	Window tensor.Window2d
+}
+
+// Forward returns tensor.Fold(x, f.Size, f.Window).
+func (f Fold) Forward(x *tensor.Tensor) *tensor.Tensor { return tensor.Fold(x, f.Size, f.Window) }
+
+// Slots returns nil.
+func (Fold) Slots() []Slot { return nil }
+
+// Children returns nil.
+func (Fold) Children() []Child { return nil }

@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -257,43 +256,6 @@ func checkSizes(op string, sizes ...int) {
 			fail(op, tensor.ErrArgument, fmt.Sprintf("layer sizes must be non-negative, got %v", sizes))
 		}
 	}
-}
-
-// checkParamElems panics, naming op, when copies × Σ Π shape parameter
-// elements overflow (ErrArgument) or their float32 bytes exceed the CPU
-// budget (ErrOutOfMemory), before anything is allocated: an LSTM of 2⁴⁰
-// layers is refused at once rather than built one cell at a time, and
-// 4·hidden never wraps.
-func checkParamElems(op string, copies int, shapes ...[]int) {
-	total, ok := 0, true
-	for _, s := range shapes {
-		n := 1
-		for _, d := range s {
-			n, ok = mulInt(n, d, ok)
-		}
-		total, ok = total+n, ok && total+n >= total
-	}
-	total, ok = mulInt(total, copies, ok)
-	if !ok || total > math.MaxInt/4 {
-		fail(op, tensor.ErrArgument, fmt.Sprintf("%d × %v parameter elements overflow", copies, shapes))
-	}
-	if budget, err := tensor.CPUBudget(); err == nil && int64(total)*4 > budget {
-		fail(op, tensor.ErrOutOfMemory, fmt.Sprintf("%d parameter elements (%d bytes as float32) exceed the CPU budget of %d bytes", total, total*4, budget))
-	}
-}
-
-// mulInt returns a·b for non-negative a, b, and ok while it fits.
-func mulInt(a, b int, ok bool) (int, bool) {
-	if !ok || a < 0 || b < 0 || a != 0 && b > math.MaxInt/a {
-		return 0, false
-	}
-	return a * b, true
-}
-
-// nilReceiver panics with ErrArgument for a method op called on a nil
-// layer (or a nil Func).
-func nilReceiver(op string) {
-	fail(op, tensor.ErrArgument, "the receiver is nil; build layers with their New function")
 }
 
 // fail panics with a *tensor.Error naming op in package nn.

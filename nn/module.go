@@ -98,25 +98,19 @@ func NewLinear(in, out int, opts ...tensor.Option) *LinearLayer {
 
 // Forward returns Linear(x, l.Weight, l.Bias): (..., in) → (..., out).
 func (l *LinearLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
-	if l == nil {
-		nilReceiver("LinearLayer.Forward")
-	}
+	receiver("LinearLayer.Forward", l)
 	return Linear(x, l.Weight, l.Bias)
 }
 
 // Slots returns "weight" and "bias".
 func (l *LinearLayer) Slots() []Slot {
-	if l == nil {
-		nilReceiver("LinearLayer.Slots")
-	}
+	receiver("LinearLayer.Slots", l)
 	return []Slot{Param("weight", &l.Weight), Param("bias", &l.Bias)}
 }
 
 // Children returns nil: a linear layer has none.
 func (l *LinearLayer) Children() []Child {
-	if l == nil {
-		nilReceiver("LinearLayer.Children")
-	}
+	receiver("LinearLayer.Children", l)
 	return nil
 }
 
@@ -136,25 +130,19 @@ func NewEmbedding(num, dim int, opts ...tensor.Option) *EmbeddingLayer {
 
 // Forward returns Embedding(e.Weight, indices): shape indices + (dim).
 func (e *EmbeddingLayer) Forward(indices *tensor.Tensor) *tensor.Tensor {
-	if e == nil {
-		nilReceiver("EmbeddingLayer.Forward")
-	}
+	receiver("EmbeddingLayer.Forward", e)
 	return Embedding(e.Weight, indices)
 }
 
 // Slots returns "weight".
 func (e *EmbeddingLayer) Slots() []Slot {
-	if e == nil {
-		nilReceiver("EmbeddingLayer.Slots")
-	}
+	receiver("EmbeddingLayer.Slots", e)
 	return []Slot{Param("weight", &e.Weight)}
 }
 
 // Children returns nil.
 func (e *EmbeddingLayer) Children() []Child {
-	if e == nil {
-		nilReceiver("EmbeddingLayer.Children")
-	}
+	receiver("EmbeddingLayer.Children", e)
 	return nil
 }
 
@@ -183,25 +171,19 @@ func NewLayerNorm(shape []int, opts ...tensor.Option) *LayerNormLayer {
 
 // Forward returns LayerNorm(x, l.Shape, l.Weight, l.Bias, l.Eps).
 func (l *LayerNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
-	if l == nil {
-		nilReceiver("LayerNormLayer.Forward")
-	}
+	receiver("LayerNormLayer.Forward", l)
 	return LayerNorm(x, l.Shape, l.Weight, l.Bias, l.Eps)
 }
 
 // Slots returns "weight" and "bias".
 func (l *LayerNormLayer) Slots() []Slot {
-	if l == nil {
-		nilReceiver("LayerNormLayer.Slots")
-	}
+	receiver("LayerNormLayer.Slots", l)
 	return []Slot{Param("weight", &l.Weight), Param("bias", &l.Bias)}
 }
 
 // Children returns nil.
 func (l *LayerNormLayer) Children() []Child {
-	if l == nil {
-		nilReceiver("LayerNormLayer.Children")
-	}
+	receiver("LayerNormLayer.Children", l)
 	return nil
 }
 
@@ -224,33 +206,25 @@ func NewDropout(p float64) *DropoutLayer {
 
 // Forward returns Dropout(x, d.P, d.Training, d.Gen).
 func (d *DropoutLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
-	if d == nil {
-		nilReceiver("DropoutLayer.Forward")
-	}
+	receiver("DropoutLayer.Forward", d)
 	return Dropout(x, d.P, d.Training, d.Gen)
 }
 
 // Slots returns nil: dropout holds no tensor.
 func (d *DropoutLayer) Slots() []Slot {
-	if d == nil {
-		nilReceiver("DropoutLayer.Slots")
-	}
+	receiver("DropoutLayer.Slots", d)
 	return nil
 }
 
 // Children returns nil.
 func (d *DropoutLayer) Children() []Child {
-	if d == nil {
-		nilReceiver("DropoutLayer.Children")
-	}
+	receiver("DropoutLayer.Children", d)
 	return nil
 }
 
 // SetTraining switches between training (true) and evaluation.
 func (d *DropoutLayer) SetTraining(on bool) {
-	if d == nil {
-		nilReceiver("DropoutLayer.SetTraining")
-	}
+	receiver("DropoutLayer.SetTraining", d)
 	d.Training = on
 }
 
@@ -261,7 +235,7 @@ type Func func(x *tensor.Tensor) *tensor.Tensor
 // Forward returns f(x).
 func (f Func) Forward(x *tensor.Tensor) *tensor.Tensor {
 	if f == nil {
-		nilReceiver("Func.Forward")
+		fail("Func.Forward", tensor.ErrArgument, "the receiver is a nil Func")
 	}
 	return f(x)
 }

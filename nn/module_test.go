@@ -6,24 +6,13 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
 func f64(opts ...tensor.Option) []tensor.Option {
 	return append([]tensor.Option{tensor.Of(tensor.Float64)}, opts...)
-}
-
-func near(t *testing.T, what string, got, want []float64, tl float64) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if d := math.Abs(got[i] - want[i]); !(d <= tl*(1+math.Abs(want[i]))) {
-			t.Fatalf("%s[%d] = %.15g, want %.15g", what, i, got[i], want[i])
-		}
-	}
 }
 
 // wantPanic checks that f panics with a *tensor.Error wrapping kind.
@@ -64,15 +53,15 @@ func TestCrossEntropyReference(t *testing.T) {
 	}
 	tgt := tensor.New(y, 2, 4)
 	wt := tensor.New(w)
-	near(t, "weighted mean", []float64{nn.CrossEntropy(x, tgt, nn.Weight(wt)).Item()}, []float64{num / den}, 1e-14)
-	near(t, "weighted sum", []float64{nn.CrossEntropy(x, tgt, nn.Weight(wt), nn.Reduce(nn.ReduceSum)).Item()}, []float64{num}, 1e-14)
-	near(t, "weighted none", nn.CrossEntropy(x, tgt, nn.Weight(wt), nn.Reduce(nn.ReduceNone)).Float64s(), none, 1e-14)
+	approx.Require(t, "weighted mean", []float64{nn.CrossEntropy(x, tgt, nn.Weight(wt)).Item()}, []float64{num / den}, approx.Rel1(1e-14))
+	approx.Require(t, "weighted sum", []float64{nn.CrossEntropy(x, tgt, nn.Weight(wt), nn.Reduce(nn.ReduceSum)).Item()}, []float64{num}, approx.Rel1(1e-14))
+	approx.Require(t, "weighted none", nn.CrossEntropy(x, tgt, nn.Weight(wt), nn.Reduce(nn.ReduceNone)).Float64s(), none, approx.Rel1(1e-14))
 
 	// A 1-D input is one sample.
 	row := x.Select(0, 0).Select(1, 0) // (3)
 	rv := row.Float64s()
 	want := -(rv[2] - math.Log(math.Exp(rv[0])+math.Exp(rv[1])+math.Exp(rv[2])))
-	near(t, "1-D", []float64{nn.CrossEntropy(row, tensor.New(int32s(2)).Reshape()).Item()}, []float64{want}, 1e-14)
+	approx.Require(t, "1-D", []float64{nn.CrossEntropy(row, tensor.New(int32s(2)).Reshape()).Item()}, []float64{want}, approx.Rel1(1e-14))
 
 	all := tensor.New(int32s(-100, -100), 2)
 	if v := nn.CrossEntropy(x.Select(2, 0), all).Item(); !math.IsNaN(v) {
@@ -119,9 +108,9 @@ func TestDropout(t *testing.T) {
 		t.Errorf("dropped fraction %.4f, want 0.3", frac)
 	}
 	again := nn.Dropout(x, 0.3, true, tensor.NewGenerator(11)).Float64s()
-	near(t, "same seed", again, vals, 0)
+	approx.Require(t, "same seed", again, vals, approx.Rel1(0))
 	autograd.Backward(y.Sum())
-	near(t, "gradient is the scaled mask", x.Grad().Float64s(), vals, 0)
+	approx.Require(t, "gradient is the scaled mask", x.Grad().Float64s(), vals, approx.Rel1(0))
 	if v := nn.Dropout(x, 1, true, nil).Sum().Item(); v != 0 {
 		t.Errorf("p = 1: sum %v, want 0", v)
 	}
@@ -176,7 +165,7 @@ func TestSequentialMLP(t *testing.T) {
 	x := tensor.Uniform([]int{5, 4}, -1, 1, f64()...)
 	l0, l2 := mlp.Layers[0].(*nn.LinearLayer), mlp.Layers[2].(*nn.LinearLayer)
 	want := nn.Linear(nn.Linear(x, l0.Weight, l0.Bias).ReLU(), l2.Weight, l2.Bias)
-	near(t, "MLP", mlp.Forward(x).Float64s(), want.Float64s(), 0)
+	approx.Require(t, "MLP", mlp.Forward(x).Float64s(), want.Float64s(), approx.Rel1(0))
 
 	d := nn.NewDropout(0.5)
 	s := nn.NewSequential(nn.NewLayerNorm([]int{4}, f64()...), d)
@@ -185,7 +174,7 @@ func TestSequentialMLP(t *testing.T) {
 		t.Error("Eval did not reach the dropout layer")
 	}
 	ln := nn.LayerNorm(x, []int{4}, nil, nil, 1e-5)
-	near(t, "LayerNorm layer", s.Forward(x).Float64s(), ln.Float64s(), 1e-15)
+	approx.Require(t, "LayerNorm layer", s.Forward(x).Float64s(), ln.Float64s(), approx.Rel1(1e-15))
 
 	// Parameters survive a Scope; temporaries do not.
 	var loss *tensor.Tensor

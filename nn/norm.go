@@ -159,9 +159,7 @@ func newBatchNorm(op, name string, c, minDim, maxDim int, opts []tensor.Option) 
 // ErrShape for another rank, a channel count other than C, or a single
 // value per channel in training.
 func (b *BatchNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
-	if b == nil {
-		nilReceiver("BatchNormLayer.Forward")
-	}
+	receiver("BatchNormLayer", b)
 	name := b.name
 	if name == "" {
 		name = "BatchNorm"
@@ -184,28 +182,19 @@ func (b *BatchNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 // Slots returns "weight", "bias", then the buffers "running_mean",
 // "running_var" and "num_batches_tracked", as PyTorch orders them.
 func (b *BatchNormLayer) Slots() []Slot {
-	if b == nil {
-		nilReceiver("BatchNormLayer.Slots")
-	}
+	receiver("BatchNormLayer.Slots", b)
 	return []Slot{Param("weight", &b.Weight), Param("bias", &b.Bias),
 		Buffer("running_mean", &b.RunningMean), Buffer("running_var", &b.RunningVar),
 		Buffer("num_batches_tracked", &b.NumBatchesTracked)}
 }
 
 // Children returns nil.
-func (b *BatchNormLayer) Children() []Child {
-	if b == nil {
-		nilReceiver("BatchNormLayer.Children")
-	}
-	return nil
-}
+func (b *BatchNormLayer) Children() []Child { return nil }
 
 // SetTraining switches between training (batch statistics, updating the
 // running ones) and evaluation (the running statistics).
 func (b *BatchNormLayer) SetTraining(on bool) {
-	if b == nil {
-		nilReceiver("BatchNormLayer.SetTraining")
-	}
+	receiver("BatchNormLayer.SetTraining", b)
 	b.Training = on
 }
 
@@ -262,24 +251,15 @@ func NewGroupNorm(groups, c int, opts ...tensor.Option) *GroupNormLayer {
 // Forward returns GroupNorm(x, g.Groups, g.Weight, g.Bias, g.Eps), of
 // x's shape.
 func (g *GroupNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
-	if g == nil {
-		nilReceiver("GroupNormLayer.Forward")
-	}
+	receiver("GroupNormLayer", g)
 	return GroupNorm(x, g.Groups, g.Weight, g.Bias, g.Eps)
 }
 
 // Slots returns "weight" and "bias".
 func (g *GroupNormLayer) Slots() []Slot {
-	if g == nil {
-		nilReceiver("GroupNormLayer.Slots")
-	}
+	receiver("GroupNormLayer.Slots", g)
 	return []Slot{Param("weight", &g.Weight), Param("bias", &g.Bias)}
 }
 
 // Children returns nil.
-func (g *GroupNormLayer) Children() []Child {
-	if g == nil {
-		nilReceiver("GroupNormLayer.Children")
-	}
-	return nil
-}
+func (g *GroupNormLayer) Children() []Child { return nil }

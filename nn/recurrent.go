@@ -31,9 +31,7 @@ func NewGRUCell(input, hidden int, opts ...tensor.Option) *GRUCell {
 // (input), and hidden state h of shape (batch, hidden) or (hidden); nil
 // h means zeros. It panics with ErrShape for mismatched shapes.
 func (c *GRUCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
-	if c == nil {
-		nilReceiver("GRUCell.Forward")
-	}
+	receiver("GRUCell", c)
 	need("GRUCell", "x, weight_ih, weight_hh", x, c.WeightIH, c.WeightHH)
 	h = zeroState("GRUCell", x, h, c.WeightHH.Size(1))
 	gi := Linear(x, c.WeightIH, c.BiasIH).Chunk(3, -1)
@@ -47,9 +45,7 @@ func (c *GRUCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.GRUCell names them.
 func (c *GRUCell) Slots() []Slot {
-	if c == nil {
-		nilReceiver("GRUCell.Slots")
-	}
+	receiver("GRUCell.Slots", c)
 	return cellSlots("", c.weights())
 }
 
@@ -58,12 +54,7 @@ func (c *GRUCell) weights() []**tensor.Tensor {
 }
 
 // Children returns nil.
-func (c *GRUCell) Children() []Child {
-	if c == nil {
-		nilReceiver("GRUCell.Children")
-	}
-	return nil
-}
+func (c *GRUCell) Children() []Child { return nil }
 
 // StackOptions are the options torch.nn.RNN, LSTM and GRU share beyond
 // their sizes. The zero value is PyTorch's default but for Training,
@@ -81,9 +72,7 @@ type StackOptions struct {
 
 // SetTraining switches the dropout between layers on (training) or off.
 func (o *StackOptions) SetTraining(on bool) {
-	if o == nil {
-		nilReceiver("StackOptions.SetTraining")
-	}
+	receiver("StackOptions.SetTraining", o)
 	o.Training = on
 }
 
@@ -104,7 +93,7 @@ type RNN struct {
 // U(-1/√hidden, 1/√hidden); in training mode, without dropout. It
 // panics with ErrArgument when layers < 1 or a size is negative.
 func NewRNN(input, hidden, layers int, relu bool, opts ...tensor.Option) *RNN {
-	return &RNN{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewRNN", input, hidden, layers, func(in int) *RNNCell {
+	return &RNN{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewRNN", 1, input, hidden, layers, func(in int) *RNNCell {
 		c := NewRNNCell(in, hidden, opts...)
 		c.ReLU = relu
 		return c
@@ -119,9 +108,7 @@ func NewRNN(input, hidden, layers int, relu bool, opts ...tensor.Option) *RNN {
 // returns output, h_n. It panics with ErrShape when x is neither 2-D
 // nor 3-D or h0 has the wrong shape.
 func (m *RNN) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
-	if m == nil {
-		nilReceiver("RNN.Forward")
-	}
+	receiver("RNN", m)
 	out, s := runStack("RNN", m.Cells, m.StackOptions, oneState((*RNNCell).Forward), x, h0)
 	return out, s[0]
 }
@@ -129,20 +116,13 @@ func (m *RNN) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
 // Slots returns the cells' weights and biases layer by layer under
 // torch.nn.RNN's names. It panics with ErrArgument for a nil cell.
 func (m *RNN) Slots() []Slot {
-	if m == nil {
-		nilReceiver("RNN.Slots")
-	}
+	receiver("RNN.Slots", m)
 	return stackSlots("RNN", m.Cells)
 }
 
 // Children returns nil: the cells' tensors are the RNN's own slots, as
 // in PyTorch.
-func (m *RNN) Children() []Child {
-	if m == nil {
-		nilReceiver("RNN.Children")
-	}
-	return nil
-}
+func (m *RNN) Children() []Child { return nil }
 
 // GRU is torch.nn.GRU without bidirectionality: a stack of GRUCells
 // over inputs laid out as RNN's, with StackOptions and names as RNN's.
@@ -155,7 +135,7 @@ type GRU struct {
 // hidden → hidden), initialised as NewGRUCell. It panics with
 // ErrArgument when layers < 1 or a size is negative.
 func NewGRU(input, hidden, layers int, opts ...tensor.Option) *GRU {
-	return &GRU{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewGRU", input, hidden, layers, func(in int) *GRUCell {
+	return &GRU{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewGRU", 3, input, hidden, layers, func(in int) *GRUCell {
 		return NewGRUCell(in, hidden, opts...)
 	})}
 }
@@ -164,9 +144,7 @@ func NewGRU(input, hidden, layers int, opts ...tensor.Option) *GRU {
 // and hn, with the shapes of RNN.Forward, as torch.nn.GRU. It panics as
 // RNN.Forward.
 func (m *GRU) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
-	if m == nil {
-		nilReceiver("GRU.Forward")
-	}
+	receiver("GRU", m)
 	out, s := runStack("GRU", m.Cells, m.StackOptions, oneState((*GRUCell).Forward), x, h0)
 	return out, s[0]
 }
@@ -174,31 +152,22 @@ func (m *GRU) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
 // Slots returns the cells' weights and biases layer by layer under
 // torch.nn.GRU's names. It panics with ErrArgument for a nil cell.
 func (m *GRU) Slots() []Slot {
-	if m == nil {
-		nilReceiver("GRU.Slots")
-	}
+	receiver("GRU.Slots", m)
 	return stackSlots("GRU", m.Cells)
 }
 
 // Children returns nil.
-func (m *GRU) Children() []Child {
-	if m == nil {
-		nilReceiver("GRU.Children")
-	}
-	return nil
-}
+func (m *GRU) Children() []Child { return nil }
 
-// stackCells returns the cells of a stack of layers: cell(input), then
-// cell(hidden) for the layers above. It panics with ErrArgument when
-// layers < 1 or a size is negative.
-func stackCells[C any](op string, input, hidden, layers int, cell func(in int) C) []C {
+// stackCells returns the cells of a stack of layers of gates·hidden
+// units: cell(input), then cell(hidden) for the layers above. It panics
+// with ErrArgument when layers < 1 or a size is negative and as
+// checkRecurrentSize for a stack beyond the CPU budget.
+func stackCells[C any](op string, gates, input, hidden, layers int, cell func(in int) C) []C {
 	if layers < 1 {
 		fail(op, tensor.ErrArgument, fmt.Sprintf("need at least one layer, got %d", layers))
 	}
-	checkSizes(op, input, hidden)
-	// A lower bound of each layer's parameters (at least two, so that
-	// 2⁴⁰ layers of no units are refused too, not a huge slice of cells).
-	checkParamElems(op, layers, []int{hidden, max(input, hidden)}, []int{hidden, hidden}, []int{2})
+	checkRecurrentSize(op, layers, gates, input, hidden)
 	cells := make([]C, layers)
 	for l := range cells {
 		in := hidden

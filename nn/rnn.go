@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 
 	"github.com/tessera-ml/tessera/tensor"
@@ -34,9 +35,7 @@ func NewRNNCell(input, hidden int, opts ...tensor.Option) *RNNCell {
 // (input), and hidden state h of the matching shape (batch, hidden) or
 // (hidden); nil h means zeros.
 func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
-	if c == nil {
-		nilReceiver("RNNCell.Forward")
-	}
+	receiver("RNNCell.Forward", c)
 	need("RNNCell", "x, weight_ih, weight_hh", x, c.WeightIH, c.WeightHH)
 	h = zeroState("RNNCell", x, h, c.WeightHH.Size(1))
 	pre := Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH))
@@ -49,17 +48,13 @@ func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.RNNCell names them.
 func (c *RNNCell) Slots() []Slot {
-	if c == nil {
-		nilReceiver("RNNCell.Slots")
-	}
+	receiver("RNNCell.Slots", c)
 	return cellSlots("", c.weights())
 }
 
 // Children returns nil.
 func (c *RNNCell) Children() []Child {
-	if c == nil {
-		nilReceiver("RNNCell.Children")
-	}
+	receiver("RNNCell.Children", c)
 	return nil
 }
 
@@ -105,9 +100,7 @@ func NewLSTMCell(input, hidden int, opts ...tensor.Option) *LSTMCell {
 // (batch, input) or (input), and states h, c of shape (batch, hidden) or
 // (hidden); nil states mean zeros.
 func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
-	if l == nil {
-		nilReceiver("LSTMCell.Forward")
-	}
+	receiver("LSTMCell.Forward", l)
 	need("LSTMCell", "x, weight_ih, weight_hh", x, l.WeightIH, l.WeightHH)
 	hidden := l.WeightHH.Size(1)
 	h = zeroState("LSTMCell", x, h, hidden)
@@ -122,17 +115,13 @@ func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.LSTMCell names them.
 func (l *LSTMCell) Slots() []Slot {
-	if l == nil {
-		nilReceiver("LSTMCell.Slots")
-	}
+	receiver("LSTMCell.Slots", l)
 	return cellSlots("", l.weights())
 }
 
 // Children returns nil.
 func (l *LSTMCell) Children() []Child {
-	if l == nil {
-		nilReceiver("LSTMCell.Children")
-	}
+	receiver("LSTMCell.Children", l)
 	return nil
 }
 
@@ -142,8 +131,7 @@ func (l *LSTMCell) Children() []Child {
 // bound of 0 for no hidden units). It panics with ErrArgument for a
 // negative size.
 func cellParams(op string, gates, input, hidden int, opts []tensor.Option) (wih, whh, bih, bhh *tensor.Tensor) {
-	checkSizes(op, input, hidden)
-	checkParamElems(op, 1, []int{gates, hidden, input}, []int{gates, hidden, hidden}, []int{2 * gates, hidden})
+	checkRecurrentSize(op, 1, gates, input, hidden)
 	b := 0.0
 	if hidden > 0 {
 		b = 1 / math.Sqrt(float64(hidden))
@@ -151,6 +139,25 @@ func cellParams(op string, gates, input, hidden int, opts []tensor.Option) (wih,
 	n := gates * hidden
 	return uniformParam([]int{n, input}, b, opts), uniformParam([]int{n, hidden}, b, opts),
 		uniformParam([]int{n}, b, opts), uniformParam([]int{n}, b, opts)
+}
+
+// checkRecurrentSize panics, naming op, with ErrArgument for a negative
+// size and with ErrOutOfMemory when copies cells of gates·hidden units
+// over input features (gates·hidden·(input + hidden + 2) parameters
+// each) would not fit the CPU budget as float32, before anything is
+// allocated: a stack of 2⁴⁰ layers is refused at once, and gates·hidden
+// never wraps.
+func checkRecurrentSize(op string, copies, gates, input, hidden int) {
+	checkSizes(op, input, hidden)
+	n := big.NewInt(2)
+	n.Add(n, big.NewInt(int64(max(input, hidden))))
+	n.Add(n, big.NewInt(int64(hidden)))
+	for _, f := range []int{copies, gates, hidden, 4} {
+		n.Mul(n, big.NewInt(int64(f)))
+	}
+	if budget, err := tensor.CPUBudget(); err == nil && n.Cmp(big.NewInt(budget)) > 0 {
+		fail(op, tensor.ErrOutOfMemory, fmt.Sprintf("%d layers of %d×%d units over %d inputs: %v bytes of float32 parameters exceed the CPU budget of %d bytes", copies, gates, hidden, input, n, budget))
+	}
 }
 
 // zeroState returns s, or zeros of x's batch shape with size hidden when
@@ -184,7 +191,7 @@ type LSTM struct {
 // without dropout. It panics with ErrArgument when layers < 1 or a size
 // is negative.
 func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
-	return &LSTM{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewLSTM", input, hidden, layers, func(in int) *LSTMCell {
+	return &LSTM{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewLSTM", 4, input, hidden, layers, func(in int) *LSTMCell {
 		return NewLSTMCell(in, hidden, opts...)
 	})}
 }
@@ -197,9 +204,7 @@ func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
 // torch.nn.LSTM returns output, (h_n, c_n). It panics with ErrShape when
 // x is neither 2-D nor 3-D or a state has the wrong shape.
 func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
-	if m == nil {
-		nilReceiver("LSTM.Forward")
-	}
+	receiver("LSTM", m)
 	out, s := runStack("LSTM", m.Cells, m.StackOptions, func(c *LSTMCell, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
 		h, cell := c.Forward(x, s[0], s[1])
 		return []*tensor.Tensor{h, cell}
@@ -212,17 +217,10 @@ func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
 // "bias_hh_l0", "weight_ih_l1", …. It panics with ErrArgument for a nil
 // cell.
 func (m *LSTM) Slots() []Slot {
-	if m == nil {
-		nilReceiver("LSTM.Slots")
-	}
+	receiver("LSTM.Slots", m)
 	return stackSlots("LSTM", m.Cells)
 }
 
 // Children returns nil: the cells' tensors are the LSTM's own slots, as
 // in PyTorch.
-func (m *LSTM) Children() []Child {
-	if m == nil {
-		nilReceiver("LSTM.Children")
-	}
-	return nil
-}
+func (m *LSTM) Children() []Child { return nil }

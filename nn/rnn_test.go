@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/tensor"
 )
@@ -91,9 +92,9 @@ func TestLSTMLayers(t *testing.T) {
 		h2, c2 = m.Cells[1].Forward(h1, h2, c2)
 		ys = append(ys, h2)
 	}
-	near(t, "output", out.Float64s(), tensor.Stack(ys, 0).Float64s(), 0)
-	near(t, "h_n", hn.Float64s(), tensor.Stack([]*tensor.Tensor{h1, h2}, 0).Float64s(), 0)
-	near(t, "c_n", cn.Float64s(), tensor.Stack([]*tensor.Tensor{c1, c2}, 0).Float64s(), 0)
+	approx.Require(t, "output", out.Float64s(), tensor.Stack(ys, 0).Float64s(), approx.Rel1(0))
+	approx.Require(t, "h_n", hn.Float64s(), tensor.Stack([]*tensor.Tensor{h1, h2}, 0).Float64s(), approx.Rel1(0))
+	approx.Require(t, "c_n", cn.Float64s(), tensor.Stack([]*tensor.Tensor{c1, c2}, 0).Float64s(), approx.Rel1(0))
 	if s := out.Shape(); s[0] != 5 || s[1] != 2 || s[2] != 4 {
 		t.Errorf("output shape %v", s)
 	}

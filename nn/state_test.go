@@ -10,6 +10,7 @@ import (
 
 	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/checkpoint"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/internal/torchref"
 	"github.com/tessera-ml/tessera/nn"
@@ -176,7 +177,7 @@ func TestToKeepsTiesAndModes(t *testing.T) {
 		}
 		tensor.Scope(func() { _ = wb.Running.Float32s() })
 		nn.To(s, tensor.CPU)
-		near(t, "round trip", toF64(emb.Weight.Float32s()), toF64(want), 0)
+		approx.Require(t, "round trip", toF64(emb.Weight.Float32s()), toF64(want), approx.Rel1(0))
 		_ = wb.Running.Float32s() // panics if a Scope released the buffer
 	}
 }
@@ -319,7 +320,7 @@ func TestStrictLoad(t *testing.T) {
 		}
 		want, got := nn.StateDict(src), nn.StateDict(dst)
 		for name := range want {
-			near(t, name, toF64(got[name].Float32s()), toF64(want[name].Float32s()), 0)
+			approx.Require(t, name, toF64(got[name].Float32s()), toF64(want[name].Float32s()), approx.Rel1(0))
 		}
 		if !slices.Equal(held, nn.Parameters(dst)) {
 			t.Errorf("%v: loading replaced parameters instead of writing them", dev)
@@ -329,7 +330,7 @@ func TestStrictLoad(t *testing.T) {
 		if _, err := checkpoint.LoadInto(&checkpoint.File{Tensors: nn.StateDict(dst)}, nn.StateDict(copied), true); err != nil {
 			t.Fatalf("%v: %v", dev, err)
 		}
-		near(t, "copied", toF64(nn.StateDict(copied)["1.weight"].Float32s()), toF64(want["1.weight"].Float32s()), 0)
+		approx.Require(t, "copied", toF64(nn.StateDict(copied)["1.weight"].Float32s()), toF64(want["1.weight"].Float32s()), approx.Rel1(0))
 
 		other := (&nn.Sequential{}).Add("0", newWithBuffer()).Add("head", nn.NewLinear(2, 5))
 		before := other.Layers[0].(*withBuffer).Lin.Weight.Float32s()

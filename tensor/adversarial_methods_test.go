@@ -83,6 +83,7 @@ func adversarialMethods() []A.Case {
 		A.C("Tensor.EqScalar", sc((*T).EqScalar)),
 		A.C("Tensor.Erf", un((*T).Erf)),
 		A.C("Tensor.Exp", un((*T).Exp)),
+		A.C("Tensor.Expm1", un((*T).Expm1)),
 		A.C("Tensor.Expand", ints(func(x *T, i []int) { x.Expand(i...) }, 2, 2, 3)),
 		A.C("Tensor.Fill", sc((*T).Fill)),
 		A.C("Tensor.Flatten", ints(func(x *T, i []int) { x.Flatten(i[0], i[1]) }, 0, -1)),

@@ -141,6 +141,7 @@ func adversarialFuncs() []A.Case {
 		A.C("DType.Size", g(func() { _ = tensor.DType(42).Size() })),
 		A.C("DType.String", g(func() { _ = tensor.DType(255).String() })),
 		A.C("Device.String", g(func() { _ = tensor.Device{Kind: 9, Index: -3}.String() })),
+		A.C("Device.Holds", g(func() { tensor.Device{Kind: 9}.Holds(tensor.DType(42)); tensor.GPU(-1).Holds(tensor.Float64) })),
 		A.C("Error.Error", g(func() { var e *tensor.Error; _ = (&tensor.Error{}).Error(); _ = e.Error() })),
 		A.C("Error.Unwrap", g(func() { var e *tensor.Error; _ = (&tensor.Error{}).Unwrap(); _ = e.Unwrap() })),
 		A.C("Generator.Seed", g(func() { var gen *tensor.Generator; gen.Seed(1) })),

@@ -57,7 +57,7 @@ func (b *gpuBackend) check(op string, err error) {
 }
 
 func (b *gpuBackend) alloc(dt DType, n int) (any, error) {
-	if dt == Float64 {
+	if !b.dev.Holds(dt) {
 		return nil, ErrDType
 	}
 	// No padding here: the device pads every block and binding to whole

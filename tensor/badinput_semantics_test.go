@@ -7,18 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
 var nan, inf = math.NaN(), math.Inf(1)
-
-// sameValues compares with NaN equal to NaN and a float32 tolerance.
-func sameValues(got, want []float64) bool {
-	return slices.EqualFunc(got, want, func(a, b float64) bool {
-		return (math.IsNaN(a) && math.IsNaN(b)) || a == b || math.Abs(a-b) <= 1e-6*math.Abs(b)
-	})
-}
 
 // A semCase is an op whose result PyTorch computed (the comment of each
 // case is the torch call): shape, dtype and values on every device.
@@ -40,7 +34,7 @@ func runSemCases(t *testing.T, cases []semCase) {
 			switch {
 			case err != nil || bug != nil:
 				t.Errorf("%v: %s: %v %v", dev, c.torch, err, bug)
-			case !slices.Equal(got.Shape(), c.shape) || got.DType() != c.dt || !sameValues(vals, c.want):
+			case !slices.Equal(got.Shape(), c.shape) || got.DType() != c.dt || !(approx.Mismatch(vals, c.want, approx.AbsRel(0, 1e-6)) < 0):
 				t.Errorf("%v: %s = %v %v %v, want %v %v %v (torch)", dev, c.torch, got.Shape(), got.DType(), vals, c.shape, c.dt, c.want)
 			}
 		}
@@ -151,7 +145,7 @@ func TestScalarsThatDoNotFit(t *testing.T) {
 		if got := ints().ClampInPlace(math.Inf(-1), 1).Float64s(); !slices.Equal(got, []float64{1, 1}) {
 			t.Errorf("%v: int32 clamp_(-Inf, 1) = %v, want [1 1]", dev, got)
 		}
-		if got := vals32(dev, 1, 2).ClampInPlace(nan, 1).Float64s(); !sameValues(got, []float64{nan, nan}) {
+		if got := vals32(dev, 1, 2).ClampInPlace(nan, 1).Float64s(); !(approx.Mismatch(got, []float64{nan, nan}, approx.AbsRel(0, 1e-6)) < 0) {
 			t.Errorf("%v: float32 clamp_(nan, 1) = %v, want NaN", dev, got)
 		}
 	}

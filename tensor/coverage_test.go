@@ -15,6 +15,7 @@ package tensor_test
 //	go test ./tensor -run TestCoverageMatrix -update-coverage   # rewrite docs/coverage.md
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -27,7 +28,9 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/internal/opspec"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -46,258 +49,29 @@ type covCase struct {
 	call func(x, y *tensor.Tensor) *tensor.Tensor
 }
 
-func covUnary(f func(x *tensor.Tensor) *tensor.Tensor) covCase {
-	return covCase{call: func(x, _ *tensor.Tensor) *tensor.Tensor { return f(x) }}
-}
+type torchRef = opspec.TorchRef
 
-func covBinary(f func(x, y *tensor.Tensor) *tensor.Tensor) covCase { return covCase{call: f} }
+// coverageCases, torchRefNames and torchRefExempt are generated from the
+// op specs (tensor/spec_*_test.go): each op's representative public call,
+// the reference cases that call it directly (every name must match at
+// least one case), and, for an op that no reference case calls directly,
+// how the cases reach it.
+var coverageCases, torchRefNames, torchRefExempt = covFromSpecs()
 
-// covIndex returns an Int32 index tensor on x's device, in x's context.
-func covIndex(x *tensor.Tensor, data []int32, shape ...int) *tensor.Tensor {
-	return tensor.From(data, shape, tensor.On(x.Device()), tensor.In(x.Context()))
-}
-
-// covMask returns a 2×3 Bool condition on x's device, in x's context.
-func covMask(x *tensor.Tensor) *tensor.Tensor {
-	return tensor.From([]bool{true, false, true, false, true, false}, []int{2, 3}, tensor.On(x.Device()), tensor.In(x.Context()))
-}
-
-// covCastTarget is the dtype Cast converts each input dtype to: another
-// one, and never Float64, which the GPU cannot hold.
-func covCastTarget(dt tensor.DType) tensor.DType {
-	if dt == tensor.Float32 {
-		return tensor.Int32
+func covFromSpecs() (map[tensor.Op]covCase, map[tensor.Op][]torchRef, map[tensor.Op]opspec.RefExemption) {
+	cases := map[tensor.Op]covCase{}
+	names := map[tensor.Op][]torchRef{}
+	exempt := map[tensor.Op]opspec.RefExemption{}
+	for _, s := range opspec.Specs() {
+		cases[s.Op] = covCase{fam: s.Family, call: s.Cover}
+		if len(s.Torch) > 0 {
+			names[s.Op] = s.Torch
+		}
+		if s.Via != nil {
+			exempt[s.Op] = *s.Via
+		}
 	}
-	return tensor.Float32
-}
-
-// coverageCases holds one representative public call per op.
-var coverageCases = map[tensor.Op]covCase{
-	tensor.OpNeg:       covUnary((*tensor.Tensor).Neg),
-	tensor.OpAbs:       covUnary((*tensor.Tensor).Abs),
-	tensor.OpSign:      covUnary((*tensor.Tensor).Sign),
-	tensor.OpExp:       covUnary((*tensor.Tensor).Exp),
-	tensor.OpLog:       covUnary((*tensor.Tensor).Log),
-	tensor.OpLog1p:     covUnary((*tensor.Tensor).Log1p),
-	tensor.OpSqrt:      covUnary((*tensor.Tensor).Sqrt),
-	tensor.OpRsqrt:     covUnary((*tensor.Tensor).Rsqrt),
-	tensor.OpSquare:    covUnary((*tensor.Tensor).Square),
-	tensor.OpSin:       covUnary((*tensor.Tensor).Sin),
-	tensor.OpCos:       covUnary((*tensor.Tensor).Cos),
-	tensor.OpTanh:      covUnary((*tensor.Tensor).Tanh),
-	tensor.OpSigmoid:   covUnary((*tensor.Tensor).Sigmoid),
-	tensor.OpReLU:      covUnary((*tensor.Tensor).ReLU),
-	tensor.OpGELU:      covUnary((*tensor.Tensor).GELU),
-	tensor.OpSiLU:      covUnary((*tensor.Tensor).SiLU),
-	tensor.OpSoftplus:  covUnary(func(x *tensor.Tensor) *tensor.Tensor { return x.Softplus(1, 20) }),
-	tensor.OpErf:       covUnary((*tensor.Tensor).Erf),
-	tensor.OpPowScalar: covUnary(func(x *tensor.Tensor) *tensor.Tensor { return x.PowScalar(3) }),
-	tensor.OpClamp:     covUnary(func(x *tensor.Tensor) *tensor.Tensor { return x.Clamp(1, 2) }),
-	tensor.OpAddScalar: covUnary(func(x *tensor.Tensor) *tensor.Tensor { return x.AddScalar(2) }),
-	tensor.OpMulScalar: covUnary(func(x *tensor.Tensor) *tensor.Tensor { return x.MulScalar(3) }),
-
-	tensor.OpAdd:        covBinary((*tensor.Tensor).Add),
-	tensor.OpSub:        covBinary((*tensor.Tensor).Sub),
-	tensor.OpMul:        covBinary((*tensor.Tensor).Mul),
-	tensor.OpDiv:        covBinary((*tensor.Tensor).Div),
-	tensor.OpPow:        covBinary((*tensor.Tensor).Pow),
-	tensor.OpMaximum:    covBinary((*tensor.Tensor).Maximum),
-	tensor.OpMinimum:    covBinary((*tensor.Tensor).Minimum),
-	tensor.OpEq:         covBinary((*tensor.Tensor).Eq),
-	tensor.OpNe:         covBinary((*tensor.Tensor).Ne),
-	tensor.OpLt:         covBinary((*tensor.Tensor).Lt),
-	tensor.OpLe:         covBinary((*tensor.Tensor).Le),
-	tensor.OpGt:         covBinary((*tensor.Tensor).Gt),
-	tensor.OpGe:         covBinary((*tensor.Tensor).Ge),
-	tensor.OpLogicalAnd: covBinary((*tensor.Tensor).LogicalAnd),
-	tensor.OpLogicalOr:  covBinary((*tensor.Tensor).LogicalOr),
-
-	tensor.OpWhere: {fam: "ternary", call: func(x, y *tensor.Tensor) *tensor.Tensor {
-		return tensor.Where(covMask(x), x, y)
-	}},
-	tensor.OpAddcmul: {fam: "ternary", call: func(x, y *tensor.Tensor) *tensor.Tensor {
-		return tensor.Addcmul(x, y, x, 0.5)
-	}},
-	tensor.OpAddcdiv: {fam: "ternary", call: func(x, y *tensor.Tensor) *tensor.Tensor {
-		return tensor.Addcdiv(x, x, y, 0.5)
-	}},
-	tensor.OpCast: {fam: "copy", call: func(x, _ *tensor.Tensor) *tensor.Tensor {
-		return x.Cast(covCastTarget(x.DType()))
-	}},
-	tensor.OpCopy: {fam: "copy", call: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.Clone() }},
-
-	tensor.OpReshape: {fam: "view", call: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.Reshape(3, 2) }},
-	tensor.OpPermute: {fam: "view", call: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.Permute(1, 0) }},
-	tensor.OpSlice:   {fam: "view", call: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.Slice(1, 0, 3, 2) }},
-	tensor.OpExpand: {fam: "view", call: func(x, _ *tensor.Tensor) *tensor.Tensor {
-		return x.Reshape(1, 2, 3).Expand(2, 2, 3)
-	}},
-	tensor.OpSliceScatter: {fam: "view", call: func(x, _ *tensor.Tensor) *tensor.Tensor {
-		return tensor.SliceScatter(x, []int{2, 5}, 1, 0, 5, 2)
-	}},
-
-	tensor.OpSum:  {fam: "reduction", call: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.Sum() }},
-	tensor.OpAmax: {fam: "reduction", call: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.Amax([]int{1}, false) }},
-	tensor.OpAmin: {fam: "reduction", call: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.Amin([]int{1}, false) }},
-	tensor.OpMaxDim: {fam: "reduction", call: func(x, _ *tensor.Tensor) *tensor.Tensor {
-		v, _ := x.MaxDim(1, false)
-		return v
-	}},
-	tensor.OpMinDim: {fam: "reduction", call: func(x, _ *tensor.Tensor) *tensor.Tensor {
-		v, _ := x.MinDim(1, false)
-		return v
-	}},
-	tensor.OpArgMax:     {fam: "reduction", call: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.ArgMaxDim(1, false) }},
-	tensor.OpArgMin:     {fam: "reduction", call: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.ArgMinDim(1, false) }},
-	tensor.OpCumSum:     {fam: "scan", call: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.CumSum(1) }},
-	tensor.OpSoftmax:    {fam: "softmax", call: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.Softmax(1) }},
-	tensor.OpLogSoftmax: {fam: "softmax", call: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.LogSoftmax(1) }},
-	tensor.OpMatMul:     {fam: "linalg", call: func(x, y *tensor.Tensor) *tensor.Tensor { return x.MatMul(y.T()) }},
-	tensor.OpCat: {fam: "copy", call: func(x, y *tensor.Tensor) *tensor.Tensor {
-		return tensor.Cat([]*tensor.Tensor{x, y}, 0)
-	}},
-
-	tensor.OpIndexSelect: {fam: "index", call: func(x, _ *tensor.Tensor) *tensor.Tensor {
-		return x.IndexSelect(1, covIndex(x, []int32{2, 0}, 2))
-	}},
-	tensor.OpIndexAdd: {fam: "index", call: func(x, y *tensor.Tensor) *tensor.Tensor {
-		return x.IndexAdd(0, covIndex(x, []int32{1, 0}, 2), y)
-	}},
-	tensor.OpGather: {fam: "index", call: func(x, _ *tensor.Tensor) *tensor.Tensor {
-		return x.Gather(1, covIndex(x, []int32{2, 0, 1, 1}, 2, 2))
-	}},
-	tensor.OpScatterAdd: {fam: "index", call: func(x, y *tensor.Tensor) *tensor.Tensor {
-		return x.ScatterAdd(1, covIndex(x, []int32{0, 1, 0, 2, 2, 1}, 2, 3), y)
-	}},
-}
-
-// A torchRef names reference cases: those of testdata/torch/*.json whose
-// "op" field is op and, when attr is "key=value", whose attrs[key] is
-// value ("null": absent or null; "int": a number; else that string).
-type torchRef struct{ op, attr string }
-
-func (r torchRef) String() string {
-	if r.attr == "" {
-		return "`" + r.op + "`"
-	}
-	return "`" + r.op + "` (" + r.attr + ")"
-}
-
-func (r torchRef) matches(op string, attrs map[string]any) bool {
-	if op != r.op {
-		return false
-	}
-	if r.attr == "" {
-		return true
-	}
-	key, want, _ := strings.Cut(r.attr, "=")
-	v := attrs[key]
-	switch want {
-	case "null":
-		return v == nil
-	case "int":
-		_, ok := v.(float64)
-		return ok
-	}
-	return v == want
-}
-
-// torchRefNames maps each op to the reference cases that call it
-// directly. Every name must match at least one case.
-var torchRefNames = map[tensor.Op][]torchRef{
-	tensor.OpNeg:       {{op: "neg"}},
-	tensor.OpAbs:       {{op: "abs"}},
-	tensor.OpSign:      {{op: "sign"}},
-	tensor.OpExp:       {{op: "exp"}},
-	tensor.OpLog:       {{op: "log"}},
-	tensor.OpLog1p:     {{op: "log1p"}},
-	tensor.OpSqrt:      {{op: "sqrt"}},
-	tensor.OpRsqrt:     {{op: "rsqrt"}},
-	tensor.OpSquare:    {{op: "square"}},
-	tensor.OpSin:       {{op: "sin"}},
-	tensor.OpCos:       {{op: "cos"}},
-	tensor.OpTanh:      {{op: "tanh"}},
-	tensor.OpSigmoid:   {{op: "sigmoid"}},
-	tensor.OpReLU:      {{op: "relu"}},
-	tensor.OpGELU:      {{op: "gelu", attr: "approximate=none"}}, // "tanh" is GELUTanh, a composite
-	tensor.OpSiLU:      {{op: "silu"}},
-	tensor.OpSoftplus:  {{op: "softplus"}},
-	tensor.OpPowScalar: {{op: "pow_scalar"}},
-	tensor.OpClamp:     {{op: "clamp"}},
-	tensor.OpAddScalar: {{op: "add_scalar"}, {op: "sub_scalar"}, {op: "rsub_scalar"}},
-	tensor.OpMulScalar: {{op: "mul_scalar"}},
-
-	tensor.OpAdd:     {{op: "add"}},
-	tensor.OpSub:     {{op: "sub"}},
-	tensor.OpMul:     {{op: "mul"}},
-	tensor.OpDiv:     {{op: "div"}, {op: "div_scalar"}},
-	tensor.OpPow:     {{op: "pow"}},
-	tensor.OpMaximum: {{op: "maximum"}},
-	tensor.OpMinimum: {{op: "minimum"}},
-	tensor.OpEq:      {{op: "eq"}},
-	tensor.OpNe:      {{op: "ne"}},
-	tensor.OpLt:      {{op: "lt"}},
-	tensor.OpLe:      {{op: "le"}},
-	tensor.OpGt:      {{op: "gt"}},
-	tensor.OpGe:      {{op: "ge"}},
-
-	tensor.OpWhere: {{op: "where"}, {op: "masked_fill"}},
-	tensor.OpCast:  {{op: "cast"}},
-	tensor.OpCopy:  {{op: "contiguous"}, {op: "clone"}},
-
-	tensor.OpReshape: {{op: "reshape"}, {op: "view"}, {op: "flatten"}, {op: "squeeze"}, {op: "unsqueeze"}},
-	tensor.OpPermute: {{op: "permute"}, {op: "transpose"}},
-	tensor.OpSlice:   {{op: "slice"}, {op: "select"}, {op: "narrow"}, {op: "split"}, {op: "chunk"}},
-	tensor.OpExpand:  {{op: "expand"}},
-
-	tensor.OpSum:        {{op: "sum"}},
-	tensor.OpAmax:       {{op: "max", attr: "dim=null"}},
-	tensor.OpAmin:       {{op: "min", attr: "dim=null"}},
-	tensor.OpMaxDim:     {{op: "max", attr: "dim=int"}},
-	tensor.OpMinDim:     {{op: "min", attr: "dim=int"}},
-	tensor.OpArgMax:     {{op: "argmax"}},
-	tensor.OpArgMin:     {{op: "argmin"}},
-	tensor.OpSoftmax:    {{op: "softmax"}},
-	tensor.OpLogSoftmax: {{op: "log_softmax"}},
-	tensor.OpMatMul:     {{op: "matmul"}},
-	tensor.OpCat:        {{op: "cat"}, {op: "stack"}},
-
-	tensor.OpIndexSelect: {{op: "index_select"}, {op: "embedding"}},
-	tensor.OpGather:      {{op: "gather"}},
-	tensor.OpScatterAdd:  {{op: "scatter_add"}},
-}
-
-// A refExemption excuses an op that no reference case calls directly.
-// via lists the cases that reach it indirectly (each must exist); an
-// exemption without via is a gap, shown as such in the matrix.
-type refExemption struct {
-	via  []torchRef
-	note string // what the matrix shows
-}
-
-var torchRefExempt = map[tensor.Op]refExemption{
-	// Erf has no vectors of its own; GELU's derivative computes Φ(x) with
-	// Erf, so the gradients of the exact gelu cases go through it.
-	tensor.OpErf: {via: []torchRef{{op: "gelu", attr: "approximate=none"}}, note: "gelu gradients"},
-	// LogicalAnd builds Clamp's gradient mask (lo <= x && x <= hi).
-	tensor.OpLogicalAnd: {via: []torchRef{{op: "clamp"}}, note: "clamp gradients"},
-	// LogicalOr builds the tie mask of Maximum's and Minimum's gradients.
-	tensor.OpLogicalOr: {via: []torchRef{{op: "maximum"}, {op: "minimum"}}, note: "maximum/minimum gradients"},
-	// The optimizers' updates run OpAddcmul and OpAddcdiv (AddcmulInPlace,
-	// AddcdivInPlace, and Addcmul in centered RMSprop); optim.json checks
-	// them against torch.optim.
-	tensor.OpAddcmul: {via: []torchRef{{op: "adam"}, {op: "adagrad"}, {op: "rmsprop"}}, note: "optimizer steps"},
-	tensor.OpAddcdiv: {via: []torchRef{{op: "adam"}, {op: "adagrad"}, {op: "rmsprop"}}, note: "optimizer steps"},
-	// IndexAdd is IndexSelect's adjoint: its derivative rule, reached by
-	// the gradients of the index_select and embedding cases.
-	tensor.OpIndexAdd: {via: []torchRef{{op: "index_select"}, {op: "embedding"}}, note: "index_select gradients"},
-	// SliceScatter is Slice's adjoint, reached only through the gradients
-	// of the slice, select and narrow cases; it has no PyTorch-facing name.
-	tensor.OpSliceScatter: {via: []torchRef{{op: "slice"}, {op: "select"}, {op: "narrow"}}, note: "slice gradients"},
-	// A gap: no reference case calls cumsum yet (tools/torchref/gen.py
-	// should gain one). Package cpu's scan tests and autograd's gradcheck
-	// are its only checks.
-	tensor.OpCumSum: {note: "gap: none yet"},
+	return cases, names, exempt
 }
 
 // covDTypes are the dtypes of the matrix, in column order.
@@ -408,7 +182,7 @@ func covAgree(cpu, gpu covOutcome) string {
 	if cpu.dtype != gpu.dtype || !slices.Equal(cpu.shape, gpu.shape) {
 		return fmt.Sprintf("the CPU gives %v %v, the GPU %v %v", cpu.dtype, cpu.shape, gpu.dtype, gpu.shape)
 	}
-	return covClose("the CPU", cpu.vals, "the GPU", gpu.vals, cpu.dtype)
+	return covDiff("the CPU", cpu.vals, "the GPU", gpu.vals, cpu.dtype)
 }
 
 // covMatchesRef says how an outcome on the CPU differs from the same call
@@ -434,23 +208,24 @@ func covMatchesRef(ref, o covOutcome) string {
 			want[i] = v
 		}
 	}
-	return covClose("float64", want, o.dtype.String(), o.vals, o.dtype)
+	return covDiff("float64", want, o.dtype.String(), o.vals, o.dtype)
 }
 
-// covClose compares values: exactly unless dt is a float type, then
-// within a float32 tolerance; NaN matches NaN.
-func covClose(wantName string, want []float64, gotName string, got []float64, dt tensor.DType) string {
-	for i, w := range want {
-		g := got[i]
-		switch {
-		case g == w, math.IsNaN(g) && math.IsNaN(w):
-			continue
-		case dt.IsFloat() && math.Abs(g-w) <= 1e-5+1e-4*math.Abs(w):
-			continue
-		}
-		return fmt.Sprintf("element %d: %s %v, %s %v (%s %v, %s %v)", i, wantName, w, gotName, g, wantName, want, gotName, got)
+// covDiff compares values: exactly unless dt is a float type, then
+// within approx.Close32; NaN matches NaN.
+func covDiff(wantName string, want []float64, gotName string, got []float64, dt tensor.DType) string {
+	tol := approx.Exact
+	if dt.IsFloat() {
+		tol = approx.Close32
 	}
-	return ""
+	switch i := approx.Mismatch(got, want, tol); {
+	case i < 0:
+		return ""
+	case i == len(want):
+		return fmt.Sprintf("%s has %d values, %s %d", gotName, len(got), wantName, len(want))
+	default:
+		return fmt.Sprintf("element %d: %s %v, %s %v (%s %v, %s %v)", i, wantName, want[i], gotName, got[i], wantName, want, gotName, got)
+	}
 }
 
 // covRecords reports which ops a call records in the autograd graph when
@@ -486,7 +261,8 @@ func covRecords(c covCase) (map[tensor.Op]bool, error) {
 }
 
 // loadTorchRefCases returns the op and attrs of every reference case in
-// testdata/torch/*.json.
+// testdata/torch/*.json (files of op cases are objects with "cases";
+// others, such as format.json's list of printed tensors, hold none).
 func loadTorchRefCases(t *testing.T) []torchCaseRef {
 	files, err := filepath.Glob("../testdata/torch/*.json")
 	if err != nil || len(files) == 0 {
@@ -497,6 +273,9 @@ func loadTorchRefCases(t *testing.T) []torchCaseRef {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 && trimmed[0] != '{' {
+			continue
 		}
 		var file struct {
 			Cases []torchCaseRef `json:"cases"`
@@ -518,7 +297,7 @@ type torchCaseRef struct {
 // others.
 func refsFound(cases []torchCaseRef, refs []torchRef) (found, missing []torchRef) {
 	for _, r := range refs {
-		if slices.ContainsFunc(cases, func(c torchCaseRef) bool { return r.matches(c.Op, c.Attrs) }) {
+		if slices.ContainsFunc(cases, func(c torchCaseRef) bool { return r.Matches(c.Op, c.Attrs) }) {
 			found = append(found, r)
 		} else {
 			missing = append(missing, r)
@@ -539,7 +318,7 @@ func TestCoverageMatrix(t *testing.T) {
 	ops := tensor.Ops()
 	for _, op := range ops {
 		if _, ok := coverageCases[op]; !ok {
-			t.Errorf("%v has no entry in coverageCases (tensor/coverage_test.go): add a representative public call", op)
+			t.Errorf("%v has no entry in coverageCases (tensor/spec_*_test.go): add a spec", op)
 		}
 	}
 	for op := range coverageCases {
@@ -659,19 +438,19 @@ func TestCoverageMatrix(t *testing.T) {
 		case len(found) > 0:
 			cells["torch ref"] = joinRefs(found)
 		case exempt:
-			via, gone := refsFound(cases, ex.via)
+			via, gone := refsFound(cases, ex.Via)
 			for _, r := range gone {
 				t.Errorf("torchRefExempt[%v]: %v matches no case in testdata/torch", op, r)
 			}
-			cells["torch ref"] = "via " + ex.note
-			if len(ex.via) == 0 {
-				cells["torch ref"] = ex.note
+			cells["torch ref"] = "via " + ex.Note
+			if len(ex.Via) == 0 {
+				cells["torch ref"] = ex.Note
 			} else if len(via) == 0 {
 				cells["torch ref"] = "✗"
 			}
 		default:
 			cells["torch ref"] = "✗"
-			t.Errorf("%v appears in no PyTorch reference case (testdata/torch/*.json): add a case, a name to torchRefNames, or an exemption with its reason to torchRefExempt", op)
+			t.Errorf("%v appears in no PyTorch reference case (testdata/torch/*.json): add a case, a Torch name to its spec, or Via with the reason", op)
 		}
 
 		row := make([]string, len(covColumns))
@@ -697,192 +476,4 @@ func TestCoverageMatrix(t *testing.T) {
 		t.Fatalf("%v: generate it with %s", err, coverageCommand)
 	}
 	compareCoverage(t, string(old), rows, haveGPU)
-}
-
-// covAdapter names the adapter behind dev, as tensor describes it.
-func covAdapter(t *testing.T, dev tensor.Device) string {
-	t.Setenv("TESSERA_DEVICE", dev.String())
-	_, info, err := tensor.DefaultDevice()
-	if err != nil {
-		return dev.String()
-	}
-	// "training on gpu:0 (gpu:0 llvmpipe ...)": keep the description.
-	info = strings.TrimPrefix(info, "training on ")
-	if in, ok := strings.CutPrefix(info, dev.String()+" ("); ok && strings.HasSuffix(in, ")") {
-		info = strings.TrimSuffix(in, ")")
-	}
-	return info
-}
-
-// covFirstLine returns the first line of msg, at most 300 bytes of it.
-func covFirstLine(msg string) string {
-	msg, _, _ = strings.Cut(msg, "\n")
-	if len(msg) > 300 {
-		msg = strings.ToValidUTF8(msg[:300], "") + " …"
-	}
-	return msg
-}
-
-func renderCoverage(rows [][]string, gpuLine string, unsupported, problems []string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Op coverage matrix\n\n")
-	fmt.Fprintf(&b, "Generated by `%s` (tensor/coverage_test.go); do not edit by hand. "+
-		"Without the flag the same test regenerates the CPU, rule and torch ref columns, and the GPU "+
-		"columns when a GPU opens, and fails when this file differs, so it cannot go stale.\n\n", coverageCommand)
-	fmt.Fprintf(&b, "GPU columns: %s\n\n", gpuLine)
-	b.WriteString("Each op runs one representative public call (for example `MaxDim` is the values of " +
-		"`x.MaxDim(1, false)`, `SliceScatter` is `tensor.SliceScatter`) on 2×3 operands of the column's " +
-		"dtype (index tensors are Int32, `Where`'s condition is Bool) inside `tensor.Catch`, and the " +
-		"result is read back. Where both devices ran, the GPU's result must match the CPU's: dtype, " +
-		"shape, integers exactly, floats within a float32 tolerance. float64 has no GPU column: it lives " +
-		"on the CPU only (WGSL has no f64), and the test checks that moving it to the GPU is a typed error.\n\n")
-	b.WriteString("- ✓: it ran; ✓→f32 (→i32, →bool): it ran and returned that dtype, as integer and bool " +
-		"inputs promote to Float32 for float-valued ops and comparisons give Bool; a promoting op counts " +
-		"as supported for its input dtype.\n")
-	b.WriteString("- ✗: rejected with a typed `*tensor.Error` (the reasons are listed below the table); " +
-		"≠: ran but gave a wrong result (a CPU cell disagrees with the same call on its values cast to float64, a GPU cell with the CPU); panic: a panic that is not a `*tensor.Error` (or a result on the wrong device).\n")
-	b.WriteString("- rule: ✓ when package autograd has a derivative rule, n/a when the op is not differentiable.\n")
-	b.WriteString("- torch ref: the ops of the PyTorch reference cases (testdata/torch/*.json) that call it; " +
-		"\"via …\" when the reference cases reach it only indirectly (the reasons are in `torchRefExempt`); " +
-		"\"gap\" when none does yet.\n\n")
-
-	b.WriteString("| " + strings.Join(covColumns, " | ") + " |\n")
-	b.WriteString("|" + strings.Repeat("---|", len(covColumns)) + "\n")
-	for _, r := range rows {
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
-	}
-
-	b.WriteString("\n## Summary\n\n")
-	fmt.Fprintf(&b, "%d ops.\n\n", len(rows))
-	col := func(name string) int { return slices.Index(covColumns, name) }
-	for _, name := range covColumns[2:9] {
-		ran, promoted, failed, notRun := 0, 0, []string{}, 0
-		for _, r := range rows {
-			switch c := r[col(name)]; {
-			case c == "✓":
-				ran++
-			case strings.HasPrefix(c, "✓→"):
-				ran++
-				promoted++
-			case c == "not run":
-				notRun++
-			default:
-				failed = append(failed, r[0]+" ("+c+")")
-			}
-		}
-		switch {
-		case notRun == len(rows):
-			fmt.Fprintf(&b, "- %s: not run.\n", name)
-		case len(failed) == 0:
-			fmt.Fprintf(&b, "- %s: all %d run (%d return another dtype).\n", name, ran, promoted)
-		default:
-			fmt.Fprintf(&b, "- %s: %d of %d run (%d return another dtype); not: %s.\n", name, ran, len(rows), promoted, strings.Join(failed, ", "))
-		}
-	}
-	rules, na := 0, 0
-	var indirect, gaps []string
-	for _, r := range rows {
-		switch r[col("rule")] {
-		case "✓":
-			rules++
-		case "n/a":
-			na++
-		}
-		switch ref := r[col("torch ref")]; {
-		case strings.HasPrefix(ref, "via "):
-			indirect = append(indirect, r[0])
-		case !strings.HasPrefix(ref, "`"):
-			gaps = append(gaps, r[0])
-		}
-	}
-	fmt.Fprintf(&b, "- rule: %d differentiable ops have one; %d ops are not differentiable.\n", rules, na)
-	fmt.Fprintf(&b, "- torch ref: %d ops called directly by reference cases; reached indirectly: %s; no reference case: %s.\n",
-		len(rows)-len(indirect)-len(gaps), covList(indirect), covList(gaps))
-
-	if len(unsupported) > 0 {
-		b.WriteString("\n## Unsupported on the CPU\n\n")
-		for _, u := range unsupported {
-			b.WriteString("- " + u + "\n")
-		}
-	}
-	if len(problems) > 0 {
-		b.WriteString("\n## Problems (TestCoverageMatrix fails until they are fixed)\n\n")
-		for _, p := range problems {
-			b.WriteString("- " + p + "\n")
-		}
-	}
-	return b.String()
-}
-
-func covList(s []string) string {
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
-}
-
-// compareCoverage fails when the committed document's cells differ from
-// the generated rows: every column but the GPU ones, which are compared
-// only when a GPU ran.
-func compareCoverage(t *testing.T, doc string, rows [][]string, haveGPU bool) {
-	t.Helper()
-	header, committed := parseCoverage(doc)
-	if !slices.Equal(header, covColumns) {
-		t.Fatalf("%s has columns %q, want %q: regenerate it with %s", coverageDoc, header, covColumns, coverageCommand)
-	}
-	stale := 0
-	for _, r := range rows {
-		old, ok := committed[r[0]]
-		if !ok {
-			t.Errorf("%s has no row for %s", coverageDoc, r[0])
-			stale++
-			continue
-		}
-		delete(committed, r[0])
-		for i, col := range covColumns {
-			if strings.HasPrefix(col, "gpu ") && !haveGPU {
-				continue
-			}
-			if old[i] != r[i] {
-				t.Errorf("%s: %s, %s: the file says %q, the test finds %q", coverageDoc, r[0], col, old[i], r[i])
-				stale++
-			}
-		}
-	}
-	for op := range committed {
-		t.Errorf("%s has a row for %s, which the test does not generate", coverageDoc, op)
-		stale++
-	}
-	if stale > 0 {
-		t.Errorf("%s is stale (%d cells): regenerate it with %s", coverageDoc, stale, coverageCommand)
-	}
-}
-
-// parseCoverage reads the matrix back: its header and its rows by op.
-func parseCoverage(doc string) (header []string, rows map[string][]string) {
-	rows = map[string][]string{}
-	split := func(line string) []string {
-		f := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
-		for i := range f {
-			f[i] = strings.TrimSpace(f[i])
-		}
-		return f
-	}
-	for _, line := range strings.Split(doc, "\n") {
-		if !strings.HasPrefix(line, "|") {
-			if header != nil && len(rows) > 0 {
-				break
-			}
-			continue
-		}
-		f := split(line)
-		switch {
-		case header == nil:
-			header = f
-		case strings.HasPrefix(f[0], "---"):
-		case len(f) == len(header):
-			rows[f[0]] = f
-		}
-	}
-	return header, rows
 }

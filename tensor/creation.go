@@ -50,9 +50,7 @@ func like(t *Tensor, opts []Option) []Option {
 // empty allocates an uninitialised tensor, checking the shape.
 func empty(op string, shape []int, o options) *Tensor {
 	shapeNumel(op, shape)
-	if o.device.Kind == KindGPU && o.dtype == Float64 {
-		failf(op, ErrDType, nil, "float64 tensors live on the CPU only (WGSL has no f64)")
-	}
+	checkHoldsDType(op, o.device, o.dtype, "")
 	if err := Available(o.device); err != nil {
 		panic(&Error{Op: op, Err: ErrDevice, Detail: err.Error(), Devices: []Device{o.device}})
 	}

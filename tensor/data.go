@@ -54,7 +54,7 @@ func From[T Element](data []T, shape []int, opts ...Option) *Tensor {
 	// Upload the data as they are, then cast; float64 data are cast on
 	// the CPU, since the GPU has no f64.
 	o.dtype = dtypeOf[T]()
-	if o.dtype == Float64 && dev.Kind == KindGPU {
+	if !dev.Holds(o.dtype) {
 		o.device = CPU
 	}
 	t := empty("From", shape, o)
@@ -194,9 +194,7 @@ func (t *Tensor) To(dev Device) *Tensor {
 	if src.device == dev {
 		return t
 	}
-	if dev.Kind == KindGPU && t.dtype == Float64 {
-		fail("To", ErrDType, "float64 tensors live on the CPU only (WGSL has no f64); cast to Float32 first", t)
-	}
+	checkHoldsDType("To", dev, t.dtype, "; cast to Float32 first", t)
 	if err := Available(dev); err != nil {
 		fail("To", ErrDevice, err.Error(), t)
 	}

@@ -121,3 +121,20 @@ func Available(d Device) error {
 	_, err := gpuBackendFor(d)
 	return err
 }
+
+// noF64 is why a GPU holds no Float64 tensor.
+const noF64 = "float64 tensors live on the CPU only (WGSL has no f64)"
+
+// Holds reports whether d can hold tensors of dt: the CPU every dtype, a
+// GPU all but Float64 (WGSL has no f64). Every float64-on-GPU check asks
+// it: creation, To, Cast and the GPU backend's allocator in this
+// package, the data loader and checkpoint loading outside it.
+func (d Device) Holds(dt DType) bool { return d.Kind != KindGPU || dt != Float64 }
+
+// checkHoldsDType fails op with ErrDType, naming ts, when dev cannot hold
+// dt; hint is appended to the reason.
+func checkHoldsDType(op string, dev Device, dt DType, hint string, ts ...*Tensor) {
+	if !dev.Holds(dt) {
+		fail(op, ErrDType, noF64+hint, ts...)
+	}
+}

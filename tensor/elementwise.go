@@ -39,6 +39,9 @@ func (x *Tensor) Sign() *Tensor { return x.unary(OpSign) }
 // Exp returns eˣ.
 func (x *Tensor) Exp() *Tensor { return x.unary(OpExp) }
 
+// Expm1 returns eˣ − 1, accurate for small x (torch.expm1).
+func (x *Tensor) Expm1() *Tensor { return x.unary(OpExpm1) }
+
 // Log returns the natural logarithm.
 func (x *Tensor) Log() *Tensor { return x.unary(OpLog) }
 
@@ -369,9 +372,7 @@ func (x *Tensor) Cast(dt DType) *Tensor {
 	}
 	checkDType("Cast", dt, x)
 	x.storage("Cast")
-	if dt == Float64 && x.Device().Kind == KindGPU {
-		fail("Cast", ErrDType, "float64 tensors live on the CPU only (WGSL has no f64)", x)
-	}
+	checkHoldsDType("Cast", x.Device(), dt, "", x)
 	out := newTensor(dt, x.shape, x.Device())
 	backendOf(x.Device()).cast(out, x)
 	if !dt.IsFloat() || !x.dtype.IsFloat() {

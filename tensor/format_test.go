@@ -1,18 +1,17 @@
 package tensor_test
 
 import (
-	"errors"
-	"slices"
-
 	"encoding/json"
-	"gonum.org/v1/gonum/mat"
+	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/tensor"
+	"gonum.org/v1/gonum/mat"
 )
 
 // formatCase is one case of testdata/torch/format.json (made by

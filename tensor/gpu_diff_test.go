@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -285,7 +286,7 @@ func TestGPUReductionSweepAfterElementwise(t *testing.T) {
 					got[i] = k.f(e, tc.dim)
 				}
 				for i, k := range reductionKinds {
-					expectClose(t, fmt.Sprintf("%s, %s", what, k.name), got[i].Float32s(), k.f(want, tc.dim).Float32s(), 1e-4)
+					approx.CheckAny(t, fmt.Sprintf("%s, %s", what, k.name), got[i].Float32s(), k.f(want, tc.dim).Float32s(), approx.Rel1(1e-4))
 				}
 			})
 		})

@@ -2,9 +2,9 @@ package tensor_test
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -39,11 +39,6 @@ func hostValues(dt tensor.DType, seed uint64, shape ...int) *tensor.Tensor {
 	return tensor.Uniform(shape, -1, 1, gen)
 }
 
-// lengthTol is the tolerance for f32 results accumulated over n elements.
-// (expectClose's measure: |got - want| ≤ tol·(1 + |want|)): the running
-// sums' rounding grows with √n, about 1e-6·√n measured for CumSum.
-func lengthTol(n int) float64 { return 4e-6 * math.Sqrt(float64(n)) }
-
 func TestGPULongCumSum(t *testing.T) {
 	dev := gpuOrSkip(t)
 	for _, n := range longLengths {
@@ -53,7 +48,7 @@ func TestGPULongCumSum(t *testing.T) {
 				ok(t, what, func() {
 					tensor.Scope(func() {
 						x := hostValues(dt, uint64(n), c.shape...)
-						expectClose(t, what, hostOf(x.To(dev).CumSum(c.dim)), hostOf(x.CumSum(c.dim)), lengthTol(n))
+						approx.CheckAny(t, what, hostOf(x.To(dev).CumSum(c.dim)), hostOf(x.CumSum(c.dim)), approx.Rel1(4e-6).Reduce(n))
 					})
 				})
 			}
@@ -101,7 +96,7 @@ func TestGPULongReductions(t *testing.T) {
 				what := fmt.Sprintf("%s %v %s", r.name, dt, c.name)
 				ok(t, what, func() {
 					tensor.Scope(func() {
-						expectClose(t, what, hostOf(r.f(gx, c.dim)), hostOf(r.f(x, c.dim)), lengthTol(n))
+						approx.CheckAny(t, what, hostOf(r.f(gx, c.dim)), hostOf(r.f(x, c.dim)), approx.Rel1(4e-6).Reduce(n))
 					})
 				})
 			}
@@ -118,7 +113,7 @@ func TestGPULongReductions(t *testing.T) {
 		what := fmt.Sprintf("%s %v expanded-70001x2048", r.name, dt)
 		ok(t, what, func() {
 			tensor.Scope(func() {
-				expectClose(t, what, hostOf(r.f(gx, 0)), hostOf(r.f(col, 0).Expand(2048).Contiguous()), lengthTol(n))
+				approx.CheckAny(t, what, hostOf(r.f(gx, 0)), hostOf(r.f(col, 0).Expand(2048).Contiguous()), approx.Rel1(4e-6).Reduce(n))
 			})
 		})
 	}
@@ -147,7 +142,7 @@ func TestGPULongSoftmax(t *testing.T) {
 			ok(t, what, func() {
 				tensor.Scope(func() {
 					if log {
-						expectClose(t, what, gx.LogSoftmax(c.dim).Float32s(), x.LogSoftmax(c.dim).Float32s(), 2e-5)
+						approx.CheckAny(t, what, gx.LogSoftmax(c.dim).Float32s(), x.LogSoftmax(c.dim).Float32s(), approx.Rel1(2e-5))
 						return
 					}
 					// Scaled by n, the values are about 1, where the measure
@@ -156,7 +151,7 @@ func TestGPULongSoftmax(t *testing.T) {
 					for i := range got {
 						got[i], want[i] = got[i]*n, want[i]*n
 					}
-					expectClose(t, what, got, want, 2e-5)
+					approx.CheckAny(t, what, got, want, approx.Rel1(2e-5))
 				})
 			})
 		}
@@ -176,7 +171,7 @@ func TestGPULongMatMul(t *testing.T) {
 		what := fmt.Sprintf("MatMul %d×%d·%d×%d", m, k, k, n)
 		ok(t, what, func() {
 			tensor.Scope(func() {
-				expectClose(t, what, a.To(dev).MatMul(b.To(dev)).Float32s(), a.MatMul(b).Float32s(), lengthTol(k))
+				approx.CheckAny(t, what, a.To(dev).MatMul(b.To(dev)).Float32s(), a.MatMul(b).Float32s(), approx.Rel1(4e-6).Reduce(k))
 			})
 		})
 	}
@@ -194,7 +189,7 @@ func TestGPULongIndexAdd(t *testing.T) {
 	dst := tensor.Uniform([]int{5, 2}, -1, 1, gen)
 	ok(t, "IndexAdd", func() {
 		tensor.Scope(func() {
-			expectClose(t, "IndexAdd", dst.To(dev).IndexAdd(0, index.To(dev), src.To(dev)).Float32s(), dst.IndexAdd(0, index, src).Float32s(), 0)
+			approx.CheckAny(t, "IndexAdd", dst.To(dev).IndexAdd(0, index.To(dev), src.To(dev)).Float32s(), dst.IndexAdd(0, index, src).Float32s(), approx.Rel1(0))
 		})
 	})
 	sindex := tensor.RandInt(0, 5, []int{2, n}, gen)
@@ -202,7 +197,7 @@ func TestGPULongIndexAdd(t *testing.T) {
 	sdst := tensor.RandInt(-100, 100, []int{2, 5}, gen)
 	ok(t, "ScatterAdd", func() {
 		tensor.Scope(func() {
-			expectClose(t, "ScatterAdd", sdst.To(dev).ScatterAdd(1, sindex.To(dev), ssrc.To(dev)).Int32s(), sdst.ScatterAdd(1, sindex, ssrc).Int32s(), 0)
+			approx.CheckAny(t, "ScatterAdd", sdst.To(dev).ScatterAdd(1, sindex.To(dev), ssrc.To(dev)).Int32s(), sdst.ScatterAdd(1, sindex, ssrc).Int32s(), approx.Rel1(0))
 		})
 	})
 }

@@ -1,6 +1,10 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/tessera-ml/tessera/internal/layout"
+)
 
 // MatMul returns the matrix product of a and b with torch.matmul's rules:
 // 1-D·1-D is a dot product (0-d); a 1-D operand is treated as a row
@@ -38,7 +42,7 @@ func (a *Tensor) MatMul(b *Tensor) *Tensor {
 	}
 	outShape := append(clone(batch), m, n)
 	shapeNumel("MatMul", outShape, a, b)
-	nb := numel(batch)
+	nb := layout.Numel(batch)
 	a3 := aa.Expand(append(clone(batch), m, k)...).Reshape(nb, m, k)
 	b3 := bb.Expand(append(clone(batch), k, n)...).Reshape(nb, k, n)
 	out := bmm(a3, b3)

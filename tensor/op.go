@@ -22,6 +22,7 @@ const (
 	OpAbs
 	OpSign
 	OpExp
+	OpExpm1
 	OpLog
 	OpLog1p
 	OpSqrt
@@ -171,6 +172,7 @@ var opTable = [numOps]opInfo{
 	OpAbs:       {name: "Abs", fam: famUnary, cpu: numbers(k1(absOf[float32]), k1(absOf[float64]), k1(absOf[int32])), saves: in0, wgsl: "abs(x)"},
 	OpSign:      {name: "Sign", fam: famUnary, cpu: numbers(k1(signOf[float32]), k1(signOf[float64]), k1(signOf[int32])), wgsl: "select(select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0), 0.0, isnan_(x))", wgslInt: "select(select(0i, -1i, x < 0i), 1i, x > 0i)"},
 	OpExp:       {name: "Exp", fam: famUnary, cpu: floats(k1(expOf[float32]), k1(expOf[float64])), savesOut: true, wgsl: "exp(x)"},
+	OpExpm1:     {name: "Expm1", fam: famUnary, cpu: floatMath(fixed(math.Expm1)), savesOut: true, wgsl: "select(exp(x) - 1.0, x * (1.0 + x * (0.5 + x * (0.16666667 + x * (0.041666668 + x * (0.008333334 + x * (0.0013888889 + x * (0.0001984127 + x * 0.0000248016))))))), abs(x) < 0.5)"}, // a Taylor series where exp(x) - 1 cancels
 	OpLog:       {name: "Log", fam: famUnary, cpu: floatMath(fixed(math.Log)), saves: in0, wgsl: "log(x)"},
 	OpLog1p:     {name: "Log1p", fam: famUnary, cpu: floatMath(fixed(math.Log1p)), saves: in0, wgsl: "log1p(x)"},
 	OpSqrt:      {name: "Sqrt", fam: famUnary, cpu: floatMath(fixed(math.Sqrt)), savesOut: true, wgsl: "sqrt(x)"},

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // A Tensor is an n-dimensional view of a storage on one device: shape,
@@ -69,7 +71,7 @@ func (t *Tensor) Size(d int) int {
 // Numel returns the number of elements.
 func (t *Tensor) Numel() int {
 	t.nonNil("Numel", 0)
-	return numel(t.shape)
+	return layout.Numel(t.shape)
 }
 
 // DType returns the element type.
@@ -94,7 +96,7 @@ func (t *Tensor) Version() uint64 {
 // IsContiguous reports whether the view is row-major without gaps.
 func (t *Tensor) IsContiguous() bool {
 	t.nonNil("IsContiguous", 0)
-	return isContiguous(t.shape, t.strides)
+	return layout.IsContiguous(t.shape, t.strides)
 }
 
 // SharesStorage reports whether t and u are views of the same storage.
@@ -131,8 +133,8 @@ func (t *Tensor) bumpVersion() { t.ref.s.version.Add(1) }
 // empty a created tensor.
 func newTensor(dt DType, shape []int, dev Device) *Tensor {
 	shape = slices.Clone(shape)
-	t := &Tensor{dtype: dt, shape: shape, strides: contiguousStrides(shape)}
-	t.attach(newStorage(dt, numel(shape), dev), false)
+	t := &Tensor{dtype: dt, shape: shape, strides: layout.ContiguousStrides(shape)}
+	t.attach(newStorage(dt, layout.Numel(shape), dev), false)
 	return t
 }
 
@@ -161,43 +163,6 @@ func (t *Tensor) String() string {
 		return fmt.Sprintf("tensor(<released>, shape=%v, dtype=%v)", t.shape, t.dtype)
 	}
 	return formatTensor(t)
-}
-
-func numel(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
-}
-
-// contiguousStrides returns the row-major strides of shape; as in
-// PyTorch, a size-0 dimension counts as 1, so that an empty tensor has
-// no stride 0 (which in-place ops read as an expanded view).
-func contiguousStrides(shape []int) []int {
-	strides := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		strides[i] = s
-		s *= max(shape[i], 1)
-	}
-	return strides
-}
-
-// isContiguous reports whether a layout is row-major without gaps; an
-// empty one always is, as in PyTorch.
-func isContiguous(shape, strides []int) bool {
-	if slices.Contains(shape, 0) {
-		return true
-	}
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		if shape[i] != 1 && strides[i] != s {
-			return false
-		}
-		s *= shape[i]
-	}
-	return true
 }
 
 // normDim turns a possibly negative dim into an index into the shape.

@@ -3,7 +3,8 @@ package tensor_test
 // PyTorch reference tests of convolution and pooling: the cases of
 // testdata/torch/conv.json (tools/torchref/conv.py) run through the
 // machinery of torchref_test.go on the CPU and torchref_gpu_test.go on
-// the GPU, forward and backward.
+// the GPU, forward and backward. The specs of Unfold and Fold are in
+// spec_conv_test.go.
 
 import (
 	"testing"
@@ -21,16 +22,6 @@ func init() {
 		// Sums of products, summed in another order than torch's.
 		opTolClass[op] = tolInexact
 	}
-	torchRefNames[tensor.OpUnfold] = []torchRef{{op: "unfold"}, {op: "conv2d"}, {op: "max_pool2d"}, {op: "avg_pool2d"}}
-	torchRefNames[tensor.OpFold] = []torchRef{{op: "fold"}, {op: "conv_transpose2d"}}
-	// The coverage matrix's operands are 2×3: one channel of a 2×3 image,
-	// and, for Fold, one 2-row column matrix of a (1, 2) kernel.
-	coverageCases[tensor.OpUnfold] = covCase{fam: "conv", call: func(x, _ *tensor.Tensor) *tensor.Tensor {
-		return tensor.Unfold(x.Reshape(1, 1, 2, 3), tensor.Window2d{Kernel: [2]int{2, 2}})
-	}}
-	coverageCases[tensor.OpFold] = covCase{fam: "conv", call: func(x, _ *tensor.Tensor) *tensor.Tensor {
-		return tensor.Fold(x.Reshape(1, 2, 3), [2]int{1, 4}, tensor.Window2d{Kernel: [2]int{1, 2}})
-	}}
 }
 
 // pair2 returns the 2-element list attribute key as a pair.

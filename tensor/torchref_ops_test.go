@@ -2,7 +2,9 @@ package tensor_test
 
 import (
 	"math"
+	"strings"
 
+	"github.com/tessera-ml/tessera/internal/opspec"
 	"github.com/tessera-ml/tessera/internal/torchref"
 	"github.com/tessera-ml/tessera/tensor"
 )
@@ -13,23 +15,10 @@ type torchOp func(c torchref.Case, in []*tensor.Tensor) []*tensor.Tensor
 
 // torchOps maps every op of the reference files this package covers to
 // Tessera's API. TestTorchRefComplete fails when a case's op is missing.
+// The plain elementwise ops are not listed: specTorchOps adds them from
+// their specs (tensor/spec_*_test.go).
 var torchOps = map[string]torchOp{
 	// elementwise.json: unary
-	"neg":     unary((*tensor.Tensor).Neg),
-	"abs":     unary((*tensor.Tensor).Abs),
-	"sign":    unary((*tensor.Tensor).Sign),
-	"exp":     unary((*tensor.Tensor).Exp),
-	"log":     unary((*tensor.Tensor).Log),
-	"log1p":   unary((*tensor.Tensor).Log1p),
-	"sqrt":    unary((*tensor.Tensor).Sqrt),
-	"rsqrt":   unary((*tensor.Tensor).Rsqrt),
-	"square":  unary((*tensor.Tensor).Square),
-	"sin":     unary((*tensor.Tensor).Sin),
-	"cos":     unary((*tensor.Tensor).Cos),
-	"tanh":    unary((*tensor.Tensor).Tanh),
-	"sigmoid": unary((*tensor.Tensor).Sigmoid),
-	"relu":    unary((*tensor.Tensor).ReLU),
-	"silu":    unary((*tensor.Tensor).SiLU),
 	"gelu": func(c torchref.Case, in []*tensor.Tensor) []*tensor.Tensor {
 		if c.String("approximate") == "tanh" {
 			return one(in[0].GELUTanh())
@@ -60,17 +49,6 @@ var torchOps = map[string]torchOp{
 	"sub": func(c torchref.Case, in []*tensor.Tensor) []*tensor.Tensor {
 		return one(in[0].SubScaled(in[1], c.Float("alpha")))
 	},
-	"mul":     binary((*tensor.Tensor).Mul),
-	"div":     binary((*tensor.Tensor).Div),
-	"pow":     binary((*tensor.Tensor).Pow),
-	"maximum": binary((*tensor.Tensor).Maximum),
-	"minimum": binary((*tensor.Tensor).Minimum),
-	"eq":      binary((*tensor.Tensor).Eq),
-	"ne":      binary((*tensor.Tensor).Ne),
-	"lt":      binary((*tensor.Tensor).Lt),
-	"le":      binary((*tensor.Tensor).Le),
-	"gt":      binary((*tensor.Tensor).Gt),
-	"ge":      binary((*tensor.Tensor).Ge),
 
 	"add_scalar":  scalarOp((*tensor.Tensor).AddScalar),
 	"sub_scalar":  scalarOp((*tensor.Tensor).SubScalar),
@@ -186,6 +164,27 @@ var torchOps = map[string]torchOp{
 	},
 	"contiguous": unary((*tensor.Tensor).Contiguous),
 	"clone":      unary((*tensor.Tensor).Clone),
+}
+
+func init() { specTorchOps(torchOps) }
+
+// specTorchOps adds to ops the reference names of the elementwise ops
+// that take no parameters, named after the op (exp for Exp, maximum for
+// Maximum), without attributes, and not mapped by hand: the spec's Call
+// runs on the case's inputs.
+func specTorchOps(ops map[string]torchOp) {
+	for _, s := range opspec.Specs() {
+		if n := s.Arity; n == 0 || n > 2 || s.Params != nil || s.CoverP != [2]float64{} {
+			continue
+		}
+		for _, r := range s.Torch {
+			if _, mapped := ops[r.Op]; mapped || r.Attr != "" || r.Op != strings.ToLower(s.Op.String()) {
+				continue
+			}
+			call := s.Call
+			ops[r.Op] = func(c torchref.Case, in []*tensor.Tensor) []*tensor.Tensor { return one(call([2]float64{}, in...)) }
+		}
+	}
 }
 
 // tolClass says how closely an op's results can match torch's.

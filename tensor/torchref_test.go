@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/internal/reftensor"
 	"github.com/tessera-ml/tessera/internal/torchref"
 	"github.com/tessera-ml/tessera/tensor"
@@ -174,14 +176,10 @@ func applyViews(t *testing.T, base *tensor.Tensor, x torchref.Tensor) *tensor.Te
 			m.Data[i] = float64(float32(d))
 		}
 	}
-	if !slices.Equal(v.Shape(), m.Shape) || !sameFloats(v.Float64s(), m.Data) {
+	if !slices.Equal(v.Shape(), m.Shape) || !(approx.Mismatch(v.Float64s(), m.Data, approx.Exact) < 0) {
 		t.Fatalf("view chain %v: Tessera gives shape %v %v, torchref %v %v", x.View, v.Shape(), v.Float64s(), m.Shape, m.Data)
 	}
 	return v
-}
-
-func sameFloats(a, b []float64) bool {
-	return slices.EqualFunc(a, b, func(x, y float64) bool { return x == y || (math.IsNaN(x) && math.IsNaN(y)) })
 }
 
 // tolerance is |got-want| <= atol + rtol·|want| for floats, where atol is
@@ -244,7 +242,7 @@ func torchSumLength(c torchref.Case) int {
 	}
 	for _, x := range c.Inputs {
 		vs, _ := x.ViewShape()
-		if n := numelOf(vs); outN > 0 && n/outN > k {
+		if n := layout.Numel(vs); outN > 0 && n/outN > k {
 			k = n / outN
 		}
 		if x.Numel() > 0 && outN/x.Numel() > k {
@@ -257,14 +255,6 @@ func torchSumLength(c torchref.Case) int {
 		}
 	}
 	return k
-}
-
-func numelOf(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
 }
 
 // compareTorch compares got with the reference want: dtype (int64 is
@@ -301,16 +291,7 @@ func compareTorch(t *testing.T, what string, got *tensor.Tensor, want torchref.T
 	var msg strings.Builder
 	for i, w := range want.Data {
 		v := g[i]
-		ok := false
-		switch {
-		case math.IsNaN(w):
-			ok = math.IsNaN(v)
-		case math.IsInf(w, 0):
-			ok = v == w
-		default:
-			ok = !math.IsNaN(v) && math.Abs(v-w) <= atol+tl.rtol*math.Abs(w)
-		}
-		if !ok {
+		if !approx.AbsRel(atol, tl.rtol).Equal(v, w) {
 			if bad < 5 {
 				fmt.Fprintf(&msg, "\n  [%d] got %.17g, torch %.17g (diff %.3g)", i, v, w, v-w)
 			}

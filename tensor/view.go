@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // View returns a tensor with the given shape sharing t's storage. One
@@ -115,8 +117,8 @@ func sliceLen(start, end, step int) int {
 // seen as newShape without copying, following ATen's computeStride.
 func viewStrides(oldShape, oldStrides, newShape []int) ([]int, bool) {
 	newStrides := make([]int, len(newShape))
-	if numel(oldShape) == 0 {
-		return contiguousStrides(newShape), true
+	if layout.Numel(oldShape) == 0 {
+		return layout.ContiguousStrides(newShape), true
 	}
 	if len(oldShape) == 0 {
 		oldShape, oldStrides = []int{1}, []int{1}
@@ -156,7 +158,7 @@ func (t *Tensor) Flatten(start, end int) *Tensor {
 		failf("Flatten", ErrArgument, []*Tensor{t}, "start dim %d comes after end dim %d", start, end)
 	}
 	shape := slices.Clone(t.shape[:s])
-	shape = append(shape, numel(t.shape[s:e+1]))
+	shape = append(shape, layout.Numel(t.shape[s:e+1]))
 	shape = append(shape, t.shape[e+1:]...)
 	return t.Reshape(shape...)
 }

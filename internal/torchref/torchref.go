@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // File is one reference file (one op family).
@@ -297,15 +299,7 @@ func toInts(v []any) ([]int, error) {
 // Tensor helpers.
 
 // Numel is the number of elements implied by Shape (1 for a 0-d tensor).
-func (t Tensor) Numel() int { return numel(t.Shape) }
-
-func numel(shape []int) int {
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	return n
-}
+func (t Tensor) Numel() int { return layout.Numel(t.Shape) }
 
 // IsFloat reports whether the dtype is float32 or float64.
 func (t Tensor) IsFloat() bool { return t.DType == "float32" || t.DType == "float64" }

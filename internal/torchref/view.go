@@ -2,6 +2,8 @@ package torchref
 
 import (
 	"fmt"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // ViewOp is one decoded step of a view chain. Args holds, by Kind:
@@ -65,18 +67,6 @@ func (t Tensor) ViewOps() ([]ViewOp, error) {
 type strided struct {
 	shape, strides []int
 	offset         int
-}
-
-// contiguousStrides returns PyTorch's row-major strides: a size-0
-// dimension counts as 1.
-func contiguousStrides(shape []int) []int {
-	st := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		s *= max(shape[i], 1)
-	}
-	return st
 }
 
 func (v *strided) apply(op ViewOp) error {
@@ -202,7 +192,7 @@ func (t Tensor) strided() (strided, error) {
 	if err != nil {
 		return strided{}, err
 	}
-	v := strided{shape: append([]int{}, t.Shape...), strides: contiguousStrides(t.Shape)}
+	v := strided{shape: append([]int{}, t.Shape...), strides: layout.ContiguousStrides(t.Shape)}
 	for i, op := range ops {
 		if err := v.apply(op); err != nil {
 			return strided{}, fmt.Errorf("torchref: view[%d]: %w", i, err)
@@ -219,7 +209,7 @@ func (t Tensor) Materialize() (Tensor, error) {
 	if err != nil {
 		return Tensor{}, err
 	}
-	n := numel(v.shape)
+	n := layout.Numel(v.shape)
 	out := make([]float64, 0, n)
 	if n > 0 {
 		idx := make([]int, len(v.shape))

@@ -3,6 +3,8 @@ package wgsl
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // ElementwiseArgs are the operands of an Elementwise kernel.
@@ -93,7 +95,7 @@ func planElementwise(expr string, inTypes []string, outType string, a Elementwis
 	if err := checkLayout(a.Out, "Elementwise output"); err != nil {
 		return nil, err
 	}
-	pl := &ewPlan{n: numel(a.Out.Shape), ewData: ewData{Expr: expr, NIn: nIn, OutVal: outType}}
+	pl := &ewPlan{n: layout.Numel(a.Out.Shape), ewData: ewData{Expr: expr, NIn: nIn, OutVal: outType}}
 	var err error
 	if pl.OutSt, err = storageType(outType); err != nil {
 		return nil, err

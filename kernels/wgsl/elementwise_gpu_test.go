@@ -1,11 +1,11 @@
 package wgsl_test
 
 import (
-	"math"
 	"testing"
 
 	"github.com/tessera-ml/tessera/cpu"
 	"github.com/tessera-ml/tessera/device"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/kernels/wgsl"
 )
 
@@ -65,185 +65,92 @@ func runEW(t *testing.T, g *device.GPU, expr string, inTypes []string, outType s
 	return read(t, g, b["out"])
 }
 
-// unaryCase is an expression and its float64 reference (the parameters
-// p0 and p1 baked in), rounded once to float32 on the CPU.
-type unaryCase struct {
-	name   string
-	ref    func(x float64) float64
-	expr   string // as in tensor/op.go
-	p0, p1 float64
-	lo, hi float64
-	atol   float64
-	rtol   float64
-}
-
-func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
-
-var unaryCases = []unaryCase{
-	{"Neg", func(x float64) float64 { return -x }, "-x", 0, 0, -10, 10, 0, 0},
-	{"Abs", math.Abs, "abs(x)", 0, 0, -10, 10, 0, 0},
-	{"Sign", func(x float64) float64 { return float64(b2u(x > 0)) - float64(b2u(x < 0)) }, "sign(x)", 0, 0, -10, 10, 0, 0},
-	{"Exp", math.Exp, "exp(x)", 0, 0, -20, 20, 1e-30, 4e-6},
-	{"Log", math.Log, "log(x)", 0, 0, 1e-3, 1e3, 1e-6, 1e-6},
-	{"Log1p", math.Log1p, "log1p(x)", 0, 0, -0.999, 5, 1e-7, 1e-6},
-	{"Sqrt", math.Sqrt, "sqrt(x)", 0, 0, 0, 1e3, 0, 1e-6},
-	{"Rsqrt", func(x float64) float64 { return 1 / math.Sqrt(x) }, "inverseSqrt(x)", 0, 0, 1e-3, 1e3, 0, 1e-6},
-	{"Square", func(x float64) float64 { return x * x }, "x * x", 0, 0, -10, 10, 0, 0},
-	{"Sin", math.Sin, "sin(x)", 0, 0, -10, 10, 2e-6, 0},
-	{"Cos", math.Cos, "cos(x)", 0, 0, -10, 10, 2e-6, 0},
-	{"Tanh", math.Tanh, "tanh(x)", 0, 0, -12, 12, 2e-6, 2e-6},
-	{"Sigmoid", sigmoid, "1.0 / (1.0 + exp(-x))", 0, 0, -30, 30, 1e-7, 4e-6},
-	{"ReLU", func(x float64) float64 { return math.Max(x, 0) }, "select(x, 0.0, x <= 0.0)", 0, 0, -10, 10, 0, 0},
-	{"GELU", func(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }, "0.5 * x * (1.0 + erf_(x * 0.7071067811865476))", 0, 0, -8, 8, 1e-6, 1e-6},
-	{"SiLU", func(x float64) float64 { return x * sigmoid(x) }, "x / (1.0 + exp(-x))", 0, 0, -30, 30, 1e-6, 4e-6},
-	{"Softplus", func(x float64) float64 {
-		if 2*x > 20 {
-			return x
-		}
-		return math.Log1p(math.Exp(2*x)) / 2
-	}, "select(log1p(exp(p0 * x)) / p0, x, x * p0 > p1)", 2, 20, -30, 30, 1e-6, 4e-6},
-	{"Erf", math.Erf, "erf_(x)", 0, 0, -5, 5, 3e-7, 0},
-	{"PowScalar2", func(x float64) float64 { return math.Pow(x, 2) }, "pow_(x, p0)", 2, 0, -10, 10, 0, 0},
-	{"PowScalar3", func(x float64) float64 { return math.Pow(x, 3) }, "pow_(x, p0)", 3, 0, -10, 10, 0, 3e-7},
-	{"PowScalar-1.5", func(x float64) float64 { return math.Pow(x, -1.5) }, "pow_(x, p0)", -1.5, 0, -2, 10, 0, 5e-6},
-	// op.go's Clamp uses x != x, which lavapipe folds to false: the
-	// prelude's isnan_ is the portable test.
-	{"Clamp", func(x float64) float64 { return math.Min(math.Max(x, -0.5), 0.25) }, "select(min(max(x, p0), p1), x, isnan_(x))", -0.5, 0.25, -1, 1, 0, 0},
-	{"AddScalar", func(x float64) float64 { return x + 0.5 }, "x + p0", 0.5, 0, -10, 10, 0, 0},
-	{"MulScalar", func(x float64) float64 { return x * -3 }, "x * p0", -3, 0, -10, 10, 0, 0},
-	{"Identity", func(x float64) float64 { return x }, "x", 0, 0, -10, 10, 0, 0},
-}
-
-// viaF64 runs a float64 function on float32 elements, rounding once.
-func viaF64(ref func(x float64) float64) cpu.Fn1[float32, float32] {
-	return cpu.Fn1[float32, float32]{F: func(x float32) float32 { return float32(ref(float64(x))) }}
-}
+// The elementwise generator is tested here on expressions of its own
+// (parameters, every operand mode, bool and i32 operands and results).
+// The expressions of the op table (tensor/op.go) are tested where they
+// ship: tensor's TestSpecElementwiseGPU runs every op's row on the GPU
+// through its public call against its float64 reference.
 
 func TestElementwiseUnaryGPU(t *testing.T) {
 	g := openGPU(t)
 	r := rng(1)
-	for _, uc := range unaryCases {
-		for _, c := range ewCases(1) {
-			x := r.f32s(c.size[1], uc.lo, uc.hi)
-			if uc.name == "Log1p" {
-				for i := 0; i < len(x); i += 7 {
-					x[i] = float32(math.Ldexp(float64(x[i]), -20)) // tiny arguments
-				}
-			}
-			init := r.f32s(c.size[0], -1, 1)
-			got := bytesF32(runEW(t, g, uc.expr, []string{wgsl.F32}, wgsl.F32,
-				wgsl.ElementwiseArgs{Out: c.out, In: c.in, P0: uc.p0, P1: uc.p1, Limits: limits(g)}, f32bytes(init), [][]byte{f32bytes(x)}))
-			want := append([]float32(nil), init...)
-			cpu.Unary(viaF64(uc.ref), want, cl(c.out), x, cl(c.in[0]))
-			checkF32(t, uc.name+"/"+c.name, got, want, uc.atol, uc.rtol)
-		}
+	for _, c := range ewCases(1) {
+		x := r.f32s(c.size[1], -10, 10)
+		init := r.f32s(c.size[0], -1, 1)
+		got := bytesF32(runEW(t, g, "x * p0 + p1", []string{wgsl.F32}, wgsl.F32,
+			wgsl.ElementwiseArgs{Out: c.out, In: c.in, P0: -3, P1: 0.5, Limits: limits(g)}, f32bytes(init), [][]byte{f32bytes(x)}))
+		want := append([]float32(nil), init...)
+		f := cpu.Fn1[float32, float32]{F: func(x float32) float32 { return float32(float64(x)*-3 + 0.5) }}
+		cpu.Unary(f, want, cl(c.out), x, cl(c.in[0]))
+		approx.Require(t, "x * p0 + p1/"+c.name, got, want, approx.AbsRel(1e-6, 1e-6))
 	}
-}
-
-// binaryCase is an expression and its float64 reference.
-type binaryCase struct {
-	name   string
-	ref    func(x, y float64) float64
-	expr   string
-	lo, hi float64
-	rtol   float64
-}
-
-// nanOr returns f, except NaN when either operand is NaN.
-func nanOr(f func(x, y float64) float64) func(x, y float64) float64 {
-	return func(x, y float64) float64 {
-		if math.IsNaN(x) || math.IsNaN(y) {
-			return math.NaN()
-		}
-		return f(x, y)
-	}
-}
-
-var binaryCases = []binaryCase{
-	{"Add", func(x, y float64) float64 { return x + y }, "x + y", -10, 10, 0},
-	{"Sub", func(x, y float64) float64 { return x - y }, "x - y", -10, 10, 0},
-	{"Mul", func(x, y float64) float64 { return x * y }, "x * y", -10, 10, 0},
-	{"Div", func(x, y float64) float64 { return x / y }, "x / y", 0.5, 10, 3e-7},
-	{"Pow", math.Pow, "pow_(x, y)", 0.1, 4, 5e-6},
-	// op.go writes x != x; see Clamp.
-	{"Maximum", nanOr(math.Max), "select(select(y, x, x > y), x, isnan_(x))", -10, 10, 0},
-	{"Minimum", nanOr(math.Min), "select(select(y, x, x < y), x, isnan_(x))", -10, 10, 0},
-}
-
-var compareCases = []struct {
-	name string
-	ref  func(x, y float32) bool
-	expr string
-}{
-	{"Eq", func(x, y float32) bool { return x == y }, "x == y"},
-	{"Ne", func(x, y float32) bool { return x != y }, "x != y"},
-	{"Lt", func(x, y float32) bool { return x < y }, "x < y"},
-	{"Le", func(x, y float32) bool { return x <= y }, "x <= y"},
-	{"Gt", func(x, y float32) bool { return x > y }, "x > y"},
-	{"Ge", func(x, y float32) bool { return x >= y }, "x >= y"},
 }
 
 func TestElementwiseBinaryGPU(t *testing.T) {
 	g := openGPU(t)
 	r := rng(2)
 	for _, c := range ewCases(2) {
-		for _, bc := range binaryCases {
-			x, y := r.f32s(c.size[1], bc.lo, bc.hi), r.f32s(c.size[2], bc.lo, bc.hi)
-			if bc.name == "Maximum" || bc.name == "Minimum" {
-				x[0], y[1] = float32(math.NaN()), float32(math.NaN())
+		x, y := r.f32s(c.size[1], -10, 10), r.f32s(c.size[2], -10, 10)
+		init := r.f32s(c.size[0], -1, 1)
+		got := bytesF32(runEW(t, g, "x * y - x", []string{wgsl.F32, wgsl.F32}, wgsl.F32,
+			wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: limits(g)}, f32bytes(init), [][]byte{f32bytes(x), f32bytes(y)}))
+		want := append([]float32(nil), init...)
+		f := cpu.Fn2[float32, float32]{F: func(x, y float32) float32 { return float32(float64(x)*float64(y) - float64(x)) }}
+		cpu.Binary(f, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
+		approx.Require(t, "x * y - x/"+c.name, got, want, approx.AbsRel(1e-5, 1e-6))
+
+		// A bool result of f32 and i32 operands (small integers: ties).
+		xi, yi := r.i32s(c.size[1], -3, 3), r.i32s(c.size[2], -3, 3)
+		for _, typ := range []string{wgsl.F32, wgsl.I32} {
+			xb, yb := i32bytes(xi), i32bytes(yi)
+			if typ == wgsl.F32 {
+				xb, yb = f32bytes(i32sToF32(xi)), f32bytes(i32sToF32(yi))
 			}
-			init := r.f32s(c.size[0], -1, 1)
-			got := bytesF32(runEW(t, g, bc.expr, []string{wgsl.F32, wgsl.F32}, wgsl.F32,
-				wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: limits(g)}, f32bytes(init), [][]byte{f32bytes(x), f32bytes(y)}))
-			want := append([]float32(nil), init...)
-			ref := bc.ref
-			f := cpu.Fn2[float32, float32]{F: func(x, y float32) float32 { return float32(ref(float64(x), float64(y))) }}
-			cpu.Binary(f, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
-			checkF32(t, bc.name+"/"+c.name, got, want, 0, bc.rtol)
-		}
-		// Comparisons on small integers as f32 (ties included) and i32.
-		for _, cc := range compareCases {
-			xi, yi := r.i32s(c.size[1], -3, 3), r.i32s(c.size[2], -3, 3)
-			x, y := make([]float32, len(xi)), make([]float32, len(yi))
-			for i := range xi {
-				x[i] = float32(xi[i])
-			}
-			for i := range yi {
-				y[i] = float32(yi[i])
-			}
+			got := bytesU32(runEW(t, g, "x <= y && y <= x", []string{typ, typ}, wgsl.Bool,
+				wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: limits(g)}, boolbytes(make([]bool, c.size[0])), [][]byte{xb, yb}))
 			want := make([]bool, c.size[0])
-			cpu.Binary(cpu.Fn2[float32, bool]{F: cc.ref}, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
-			for _, typ := range []string{wgsl.F32, wgsl.I32} {
-				xb, yb := f32bytes(x), f32bytes(y)
-				if typ == wgsl.I32 {
-					xb, yb = i32bytes(xi), i32bytes(yi)
-				}
-				got := bytesU32(runEW(t, g, cc.expr, []string{typ, typ}, wgsl.Bool,
-					wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: limits(g)}, boolbytes(make([]bool, c.size[0])), [][]byte{xb, yb}))
-				for i := range want {
-					if got[i] != b2u(want[i]) {
-						t.Fatalf("%s/%s/%s: [%d] = %d, want %v", cc.name, typ, c.name, i, got[i], want[i])
-					}
-				}
-			}
+			cpu.Binary(cpu.Fn2[int32, bool]{F: func(x, y int32) bool { return x == y }}, want, cl(c.out), xi, cl(c.in[0]), yi, cl(c.in[1]))
+			approx.Require(t, "ties/"+typ+"/"+c.name, got, boolsU32(want), approx.Exact)
 		}
-		// Logical ops on bools.
-		for _, lc := range []struct {
-			ref  func(x, y bool) bool
-			expr string
-		}{{func(x, y bool) bool { return x && y }, "x && y"}, {func(x, y bool) bool { return x || y }, "x || y"}} {
-			x, y := randBools(&r, c.size[1]), randBools(&r, c.size[2])
-			want := make([]bool, c.size[0])
-			cpu.Binary(cpu.Fn2[bool, bool]{F: lc.ref}, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
-			got := bytesU32(runEW(t, g, lc.expr, []string{wgsl.Bool, wgsl.Bool}, wgsl.Bool,
-				wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: limits(g)}, boolbytes(make([]bool, c.size[0])), [][]byte{boolbytes(x), boolbytes(y)}))
-			for i := range want {
-				if got[i] != b2u(want[i]) {
-					t.Fatalf("%s/%s: [%d] = %d, want %v", lc.expr, c.name, i, got[i], want[i])
-				}
-			}
-		}
+
+		// Bool operands.
+		xb, yb := randBools(&r, c.size[1]), randBools(&r, c.size[2])
+		wantB := make([]bool, c.size[0])
+		cpu.Binary(cpu.Fn2[bool, bool]{F: func(x, y bool) bool { return x != y }}, wantB, cl(c.out), xb, cl(c.in[0]), yb, cl(c.in[1]))
+		gotB := bytesU32(runEW(t, g, "x != y", []string{wgsl.Bool, wgsl.Bool}, wgsl.Bool,
+			wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: limits(g)}, boolbytes(make([]bool, c.size[0])), [][]byte{boolbytes(xb), boolbytes(yb)}))
+		approx.Require(t, "xor/"+c.name, gotB, boolsU32(wantB), approx.Exact)
 	}
+}
+
+// TestElementwiseI32GPU runs an i32 expression with an i32 parameter.
+func TestElementwiseI32GPU(t *testing.T) {
+	g := openGPU(t)
+	r := rng(18)
+	for _, c := range ewCases(2) {
+		x, y := r.i32s(c.size[1], -50, 50), r.i32s(c.size[2], -50, 50)
+		init := r.i32s(c.size[0], -5, 5)
+		got := bytesI32(runEW(t, g, "x * p0 - y", []string{wgsl.I32, wgsl.I32}, wgsl.I32, wgsl.ElementwiseArgs{Out: c.out, In: c.in, P0: -7, Limits: limits(g)}, i32bytes(init), [][]byte{i32bytes(x), i32bytes(y)}))
+		want := append([]int32(nil), init...)
+		cpu.Binary(cpu.Fn2[int32, int32]{F: func(x, y int32) int32 { return x*-7 - y }}, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
+		approx.Require(t, "x * p0 - y/"+c.name, got, want, approx.Exact)
+	}
+}
+
+func i32sToF32(v []int32) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}
+
+func boolsU32(b []bool) []uint32 {
+	out := make([]uint32, len(b))
+	for i, v := range b {
+		out[i] = b2u(v)
+	}
+	return out
 }
 
 func TestElementwiseTernaryGPU(t *testing.T) {
@@ -254,8 +161,8 @@ func TestElementwiseTernaryGPU(t *testing.T) {
 			ref  func(a, b, c float32) float32
 			expr string
 		}{
-			{func(a, b, c float32) float32 { return a + 0.75*b*c }, "x + p0 * y * z"},
-			{func(a, b, c float32) float32 { return a + 0.75*b/c }, "x + p0 * y / z"},
+			{func(a, b, c float32) float32 { return a*b + 0.75*c }, "x * y + p0 * z"},
+			{func(a, b, c float32) float32 { return (a - b) / c }, "(x - y) / z"},
 		} {
 			a, b, d := r.f32s(c.size[1], -2, 2), r.f32s(c.size[2], -2, 2), r.f32s(c.size[3], 0.5, 2)
 			init := r.f32s(c.size[0], -1, 1)
@@ -263,14 +170,14 @@ func TestElementwiseTernaryGPU(t *testing.T) {
 				wgsl.ElementwiseArgs{Out: c.out, In: c.in, P0: 0.75, Limits: limits(g)}, f32bytes(init), [][]byte{f32bytes(a), f32bytes(b), f32bytes(d)}))
 			want := append([]float32(nil), init...)
 			cpu.Ternary(cpu.Fn3[float32]{F: tc.ref}, want, cl(c.out), a, cl(c.in[0]), b, cl(c.in[1]), d, cl(c.in[2]))
-			checkF32(t, tc.expr+"/"+c.name, got, want, 1e-6, 1e-6)
+			approx.Require(t, tc.expr+"/"+c.name, got, want, approx.AbsRel(1e-6, 1e-6))
 		}
-		// where(cond, x, y) for f32 and i32.
+		// A bool operand selecting between i32 ones.
 		cond := randBools(&r, c.size[1])
 		xi, yi := r.i32s(c.size[2], -100, 100), r.i32s(c.size[3], -100, 100)
 		wantI := bytesI32(i32bytes(make([]int32, c.size[0])))
 		cpu.Where(wantI, cl(c.out), cond, cl(c.in[0]), xi, cl(c.in[1]), yi, cl(c.in[2]))
-		gotI := bytesI32(runEW(t, g, "select(z, y, x)", []string{wgsl.Bool, wgsl.I32, wgsl.I32}, wgsl.I32,
+		gotI := bytesI32(runEW(t, g, "select(y, z, !x)", []string{wgsl.Bool, wgsl.I32, wgsl.I32}, wgsl.I32,
 			wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: limits(g)}, i32bytes(make([]int32, c.size[0])), [][]byte{boolbytes(cond), i32bytes(xi), i32bytes(yi)}))
 		for i := range wantI {
 			if gotI[i] != wantI[i] {
@@ -291,17 +198,17 @@ func TestElementwiseCastFillCopyGPU(t *testing.T) {
 		wantI := make([]int32, c.size[0])
 		cpu.Cast(wantI, cl(c.out), x, cl(c.in[0]))
 		gotI := bytesI32(runEW(t, g, "i32(x)", []string{wgsl.F32}, wgsl.I32, wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: lim}, i32bytes(make([]int32, c.size[0])), [][]byte{f32bytes(x)}))
-		checkI32(t, "cast f32->i32/"+c.name, gotI, wantI)
+		approx.Require(t, "cast f32->i32/"+c.name, gotI, wantI, approx.Exact)
 		// i32 -> f32, bool -> f32, f32 -> bool.
 		xi := r.i32s(c.size[1], -1000, 1000)
 		wantF := make([]float32, c.size[0])
 		cpu.Cast(wantF, cl(c.out), xi, cl(c.in[0]))
 		gotF := bytesF32(runEW(t, g, "f32(x)", []string{wgsl.I32}, wgsl.F32, wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: lim}, f32bytes(make([]float32, c.size[0])), [][]byte{i32bytes(xi)}))
-		checkF32(t, "cast i32->f32/"+c.name, gotF, wantF, 0, 0)
+		approx.Require(t, "cast i32->f32/"+c.name, gotF, wantF, approx.AbsRel(0, 0))
 		xb := randBools(&r, c.size[1])
 		cpu.Cast(wantF, cl(c.out), xb, cl(c.in[0]))
 		gotF = bytesF32(runEW(t, g, "f32(x)", []string{wgsl.Bool}, wgsl.F32, wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: lim}, f32bytes(make([]float32, c.size[0])), [][]byte{boolbytes(xb)}))
-		checkF32(t, "cast bool->f32/"+c.name, gotF, wantF, 0, 0)
+		approx.Require(t, "cast bool->f32/"+c.name, gotF, wantF, approx.AbsRel(0, 0))
 		wantB := make([]bool, c.size[0])
 		cpu.Cast(wantB, cl(c.out), x, cl(c.in[0]))
 		gotB := bytesU32(runEW(t, g, "x != 0.0", []string{wgsl.F32}, wgsl.Bool, wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: lim}, boolbytes(make([]bool, c.size[0])), [][]byte{f32bytes(x)}))
@@ -315,11 +222,11 @@ func TestElementwiseCastFillCopyGPU(t *testing.T) {
 		gotI = bytesI32(runEW(t, g, "x", []string{wgsl.I32}, wgsl.I32, wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: lim}, i32bytes(wantI0(c.size[0])), [][]byte{i32bytes(xi)}))
 		want := wantI0(c.size[0])
 		cpu.Copy(want, cl(c.out), xi, cl(c.in[0]))
-		checkI32(t, "copy i32/"+c.name, gotI, want)
+		approx.Require(t, "copy i32/"+c.name, gotI, want, approx.Exact)
 		want = wantI0(c.size[0])
 		cpu.Fill(want, cl(c.out), int32(-7))
 		gotI = bytesI32(runEW(t, g, "p0", nil, wgsl.I32, wgsl.ElementwiseArgs{Out: c.out, P0: -7, Limits: lim}, i32bytes(wantI0(c.size[0])), nil))
-		checkI32(t, "fill i32/"+c.name, gotI, want)
+		approx.Require(t, "fill i32/"+c.name, gotI, want, approx.Exact)
 	}
 }
 
@@ -336,7 +243,7 @@ func TestElementwiseInPlaceGPU(t *testing.T) {
 		got := bytesF32(runEW(t, g, "x * y", []string{wgsl.F32, wgsl.F32}, wgsl.F32,
 			wgsl.ElementwiseArgs{Out: c.out, In: []wgsl.Layout{c.out, c.in[1]}, Alias: []bool{true, false}, Limits: limits(g)},
 			f32bytes(xy), [][]byte{nil, f32bytes(y)}))
-		checkF32(t, "inplace/"+c.name, got, want, 0, 0)
+		approx.Require(t, "inplace/"+c.name, got, want, approx.AbsRel(0, 0))
 	}
 }
 
@@ -363,7 +270,7 @@ func TestElementwiseFoldGPU(t *testing.T) {
 		run(t, g, k, b)
 		want := make([]int32, len(x))
 		cpu.Copy(want, cl(c.out), x, cl(c.in[0]))
-		checkI32(t, "folded copy", readI32(t, g, b["out"]), want)
+		approx.Require(t, "folded copy", readI32(t, g, b["out"]), want, approx.Exact)
 	}
 
 	n := 65535*256 + 4099
@@ -406,61 +313,3 @@ func b2u(b bool) uint32 {
 }
 
 func wantI0(n int) []int32 { return make([]int32, n) }
-
-func checkI32(t testing.TB, what string, got, want []int32) {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			t.Fatalf("%s: [%d] = %d, want %d", what, i, got[i], want[i])
-		}
-	}
-}
-
-// TestElementwiseI32GPU runs the op-table expressions that are valid for
-// i32 (p0 and p1 are then i32; pow_ is the integer helper).
-func TestElementwiseI32GPU(t *testing.T) {
-	g := openGPU(t)
-	r := rng(18)
-	c := ewCases(2)[0]
-	for _, uc := range []struct {
-		ref  func(x int32) int32
-		expr string
-		p    float64
-	}{
-		{func(x int32) int32 { return -x }, "-x", 0},
-		{func(x int32) int32 { return max(x, -x) }, "abs(x)", 0},
-		{func(x int32) int32 { return x * x }, "x * x", 0},
-		{func(x int32) int32 { return x - 7 }, "x + p0", -7},
-		{func(x int32) int32 { return x * 3 }, "x * p0", 3},
-		{func(x int32) int32 { return x * x * x }, "pow_(x, p0)", 3},
-	} {
-		x := r.i32s(c.size[1], -50, 50)
-		init := r.i32s(c.size[0], -5, 5)
-		got := bytesI32(runEW(t, g, uc.expr, []string{wgsl.I32}, wgsl.I32, wgsl.ElementwiseArgs{Out: c.out, In: c.in[:1], P0: uc.p, Limits: limits(g)}, i32bytes(init), [][]byte{i32bytes(x)}))
-		want := append([]int32(nil), init...)
-		cpu.Unary(cpu.Fn1[int32, int32]{F: uc.ref}, want, cl(c.out), x, cl(c.in[0]))
-		checkI32(t, uc.expr, got, want)
-	}
-	for _, bc := range []struct {
-		ref  func(x, y int32) int32
-		expr string
-	}{
-		{func(x, y int32) int32 { return x + y }, "x + y"},
-		{func(x, y int32) int32 { return x - y }, "x - y"},
-		{func(x, y int32) int32 { return x * y }, "x * y"},
-		{func(x, y int32) int32 { return x / y }, "x / y"},
-		{func(x, y int32) int32 { return int32(math.Pow(float64(x), float64(y))) }, "pow_(x, y)"},
-		{func(x, y int32) int32 { return max(x, y) }, "select(select(y, x, x > y), x, x != x)"},
-		{func(x, y int32) int32 { return min(x, y) }, "select(select(y, x, x < y), x, x != x)"},
-	} {
-		x, y := r.i32s(c.size[1], -20, 20), r.i32s(c.size[2], 1, 6)
-		init := r.i32s(c.size[0], -5, 5)
-		got := bytesI32(runEW(t, g, bc.expr, []string{wgsl.I32, wgsl.I32}, wgsl.I32, wgsl.ElementwiseArgs{Out: c.out, In: c.in, Limits: limits(g)}, i32bytes(init), [][]byte{i32bytes(x), i32bytes(y)}))
-		want := append([]int32(nil), init...)
-		cpu.Binary(cpu.Fn2[int32, int32]{F: bc.ref}, want, cl(c.out), x, cl(c.in[0]), y, cl(c.in[1]))
-		checkI32(t, bc.expr, got, want)
-	}
-}

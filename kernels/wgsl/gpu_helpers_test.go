@@ -192,42 +192,6 @@ func (r *rng) i32s(n int, lo, hi int) []int32 {
 	return v
 }
 
-// closeF32 reports the first index where got and want differ by more
-// than atol + rtol·|want| (NaN must match NaN, infinities exactly).
-func closeF32(got, want []float32, atol, rtol float64) (int, bool) {
-	if len(got) != len(want) {
-		return -1, false
-	}
-	for i := range got {
-		g, w := float64(got[i]), float64(want[i])
-		switch {
-		case math.IsNaN(w):
-			if !math.IsNaN(g) {
-				return i, false
-			}
-		case math.IsInf(w, 0):
-			if g != w {
-				return i, false
-			}
-		default:
-			if math.Abs(g-w) > atol+rtol*math.Abs(w) || math.IsNaN(g) {
-				return i, false
-			}
-		}
-	}
-	return 0, true
-}
-
-func checkF32(t testing.TB, what string, got, want []float32, atol, rtol float64) {
-	t.Helper()
-	if i, ok := closeF32(got, want, atol, rtol); !ok {
-		if i < 0 {
-			t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
-		}
-		t.Fatalf("%s: [%d] = %v, want %v (atol %g, rtol %g)", what, i, got[i], want[i], atol, rtol)
-	}
-}
-
 // cl converts a wgsl layout for the cpu package.
 func cl(l wgsl.Layout) cpu.Layout { return cpu.Layout(l) }
 

@@ -3,6 +3,8 @@ package wgsl
 import (
 	"fmt"
 	"math"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // A Window is the geometry of Im2Col and Col2Im over NCHW tensors: C
@@ -75,14 +77,14 @@ func Im2Col(out, x Layout, g Window, pad float32, lim Limits) (Kernel, error) {
 		return Kernel{}, err
 	}
 	if len(x.Shape) != 4 || len(out.Shape) != 3 || x.Shape[1] != g.C || x.Shape[2] != g.H || x.Shape[3] != g.W ||
-		!sameShape(out.Shape, []int{x.Shape[0], g.C * g.KH * g.KW, g.OH * g.OW}) || !isContiguous(out) {
+		!sameShape(out.Shape, []int{x.Shape[0], g.C * g.KH * g.KW, g.OH * g.OW}) || !layout.IsContiguous(out.Shape, out.Strides) {
 		return Kernel{}, fmt.Errorf("wgsl: Im2Col: out %v (contiguous) and x %v do not match the window %+v", out.Shape, x.Shape, g)
 	}
 	if err := checkLayout(x, "Im2Col input"); err != nil {
 		return Kernel{}, err
 	}
 	d := im2colData{WG: lim.wgSize(256)}
-	n := numel(out.Shape)
+	n := layout.Numel(out.Shape)
 	p := g.params(d, n, out.Offset)
 	p.SetU32("xoff", uint32(x.Offset)).SetF32("pad", pad)
 	for k, name := range []string{"xs0", "xs1", "xs2", "xs3"} {
@@ -105,7 +107,7 @@ func Col2Im(out, cols Layout, g Window, lim Limits) (Kernel, error) {
 	if err := g.check("Col2Im"); err != nil {
 		return Kernel{}, err
 	}
-	if len(cols.Shape) != 3 || len(out.Shape) != 4 || !isContiguous(out) ||
+	if len(cols.Shape) != 3 || len(out.Shape) != 4 || !layout.IsContiguous(out.Shape, out.Strides) ||
 		!sameShape(out.Shape, []int{cols.Shape[0], g.C, g.H, g.W}) || !sameShape(cols.Shape, []int{out.Shape[0], g.C * g.KH * g.KW, g.OH * g.OW}) {
 		return Kernel{}, fmt.Errorf("wgsl: Col2Im: out %v (contiguous) and cols %v do not match the window %+v", out.Shape, cols.Shape, g)
 	}
@@ -116,7 +118,7 @@ func Col2Im(out, cols Layout, g Window, lim Limits) (Kernel, error) {
 		return Kernel{}, fmt.Errorf("wgsl: Col2Im: a %d×%d kernel loops more than the %d trips an invocation may take", g.KH, g.KW, lim.MaxLoopTrips)
 	}
 	d := im2colData{Col2Im: true, WG: lim.wgSize(256)}
-	n := numel(out.Shape)
+	n := layout.Numel(out.Shape)
 	p := g.params(d, n, out.Offset)
 	p.SetU32("coff", uint32(cols.Offset))
 	for k, name := range []string{"cs0", "cs1", "cs2"} {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/cpu"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/kernels/wgsl"
 )
 
@@ -35,7 +36,7 @@ func TestIm2ColGPU(t *testing.T) {
 		run(t, g, k, b)
 		want := make([]float32, n*rows*l)
 		cpu.Im2Col(want, x, cl(xl), cpu.Window(w), -2)
-		checkF32(t, c.name+" im2col", readF32(t, g, b["out"])[1:], want, 0, 0)
+		approx.Require(t, c.name+" im2col", readF32(t, g, b["out"])[1:], want, approx.AbsRel(0, 0))
 
 		// cols: (N, rows, L) seen through a transpose of rows and L.
 		cols := r.f32s(n*rows*l, -1, 1)
@@ -49,7 +50,7 @@ func TestIm2ColGPU(t *testing.T) {
 		run(t, g, k, b)
 		wantImg := make([]float32, n*w.C*w.H*w.W)
 		cpu.Col2Im(wantImg, cols, cl(colsL), cpu.Window(w))
-		checkF32(t, c.name+" col2im", readF32(t, g, b["out"]), wantImg, 0, 0)
+		approx.Require(t, c.name+" col2im", readF32(t, g, b["out"]), wantImg, approx.AbsRel(0, 0))
 	}
 }
 

@@ -1,6 +1,10 @@
 package wgsl
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/tessera-ml/tessera/internal/layout"
+)
 
 // IndexSelect returns the kernel of torch.index_select: out[..., i, ...] =
 // x[..., index[i], ...] along dim. index is a 1-D i32 view; out's shape is
@@ -12,7 +16,7 @@ func IndexSelect(out, x Layout, dim int, index Layout, lim Limits) (Kernel, erro
 	if len(index.Shape) != 1 {
 		return Kernel{}, fmt.Errorf("wgsl: IndexSelect: index has rank %d, want 1", len(index.Shape))
 	}
-	out, x, dim = promote0d(out, x, dim)
+	out, x, dim = layout.Promote0D(out, x, dim)
 	if len(out.Shape) != len(x.Shape) || dim < 0 || dim >= len(out.Shape) || out.Shape[dim] != index.Shape[0] {
 		return Kernel{}, fmt.Errorf("wgsl: IndexSelect: out %v, x %v, dim %d, index of %d", out.Shape, x.Shape, dim, index.Shape[0])
 	}
@@ -31,7 +35,7 @@ func IndexSelect(out, x Layout, dim int, index Layout, lim Limits) (Kernel, erro
 // Bindings: "out" (read_write), "x" (read), "index" (read).
 func Gather(out, x Layout, dim int, index Layout, lim Limits) (Kernel, error) {
 	if len(x.Shape) == 0 {
-		out, x, index, dim = one1d(out), one1d(x), one1d(index), 0
+		out, x, index, dim = layout.One1D(out), layout.One1D(x), layout.One1D(index), 0
 	}
 	if !sameShape(index.Shape, out.Shape) {
 		return Kernel{}, fmt.Errorf("wgsl: Gather: index shape %v, out %v", index.Shape, out.Shape)
@@ -59,7 +63,7 @@ func IndexAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) (P
 	if len(index.Shape) != 1 {
 		return Plan{}, fmt.Errorf("wgsl: IndexAdd: index has rank %d, want 1", len(index.Shape))
 	}
-	dst, src, dim = promote0d(dst, src, dim)
+	dst, src, dim = layout.Promote0D(dst, src, dim)
 	if len(dst.Shape) != len(src.Shape) || dim < 0 || dim >= len(dst.Shape) || src.Shape[dim] != index.Shape[0] {
 		return Plan{}, fmt.Errorf("wgsl: IndexAdd: dst %v, src %v, dim %d, index of %d", dst.Shape, src.Shape, dim, index.Shape[0])
 	}
@@ -81,7 +85,7 @@ func IndexAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) (P
 // Bindings: "dst" (read_write), "index" (read), "src" (read).
 func ScatterAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) (Plan, error) {
 	if len(dst.Shape) == 0 {
-		dst, index, src, dim = one1d(dst), one1d(index), one1d(src), 0
+		dst, index, src, dim = layout.One1D(dst), layout.One1D(index), layout.One1D(src), 0
 	}
 	if !sameShape(index.Shape, src.Shape) || len(src.Shape) != len(dst.Shape) || dim < 0 || dim >= len(dst.Shape) {
 		return Plan{}, fmt.Errorf("wgsl: ScatterAdd: dst %v, index %v, src %v, dim %d", dst.Shape, index.Shape, src.Shape, dim)
@@ -101,22 +105,6 @@ func ScatterAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) 
 		return Plan{}, err
 	}
 	return scatterKernel(typ, li, src.Shape[dim], index.Offset, bounds, lim)
-}
-
-// one1d turns a 0-d layout into the 1-D layout of shape [1].
-func one1d(l Layout) Layout {
-	if len(l.Shape) > 0 {
-		return l
-	}
-	return Layout{Shape: []int{1}, Strides: []int{0}, Offset: l.Offset}
-}
-
-// promote0d makes the operands of the 1-D-index kernels 1-D when one is 0-d.
-func promote0d(a, b Layout, dim int) (Layout, Layout, int) {
-	if len(a.Shape) == 0 || len(b.Shape) == 0 {
-		return one1d(a), one1d(b), 0
-	}
-	return a, b, dim
 }
 
 // spread views a 1-D index as an operand of shape: its stride along dim,

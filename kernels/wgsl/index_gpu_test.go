@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/cpu"
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/kernels/wgsl"
 )
 
@@ -37,7 +39,7 @@ func TestIndexSelectGPU(t *testing.T) {
 			s[c.dim] = c.nidx
 			out = wgsl.Contiguous(s...)
 		}
-		n := numelOf(out.Shape)
+		n := layout.Numel(out.Shape)
 		k, err := wgsl.IndexSelect(out, c.x, c.dim, il, limits(g))
 		if err != nil {
 			t.Fatal(err)
@@ -48,7 +50,7 @@ func TestIndexSelectGPU(t *testing.T) {
 		if err := cpu.IndexSelect(want, cl(out), x, cl(c.x), c.dim, index[1:]); err != nil {
 			t.Fatal(err)
 		}
-		checkI32(t, c.name, readI32(t, g, b["out"]), want)
+		approx.Require(t, c.name, readI32(t, g, b["out"]), want, approx.Exact)
 	}
 }
 
@@ -69,7 +71,7 @@ func TestGatherGPU(t *testing.T) {
 	} {
 		x := r.f32s(c.size, -1, 1)
 		il := wgsl.Contiguous(c.ishape...)
-		index := r.i32s(numelOf(c.ishape), 0, c.x.Shape[c.dim])
+		index := r.i32s(layout.Numel(c.ishape), 0, c.x.Shape[c.dim])
 		out := wgsl.Contiguous(c.ishape...)
 		k, err := wgsl.Gather(out, c.x, c.dim, il, limits(g))
 		if err != nil {
@@ -81,7 +83,7 @@ func TestGatherGPU(t *testing.T) {
 		if err := cpu.Gather(want, cl(out), x, cl(c.x), c.dim, index, cpu.Layout(il)); err != nil {
 			t.Fatal(err)
 		}
-		checkF32(t, c.name, readF32(t, g, b["out"]), want, 0, 0)
+		approx.Require(t, c.name, readF32(t, g, b["out"]), want, approx.AbsRel(0, 0))
 	}
 	// Out-of-range indices read nothing and write 0.
 	x := []float32{1, 2, 3}
@@ -93,7 +95,7 @@ func TestGatherGPU(t *testing.T) {
 	}
 	b := bufs{"out": upload(t, g, f32bytes([]float32{9, 9, 9, 9})), "x": upload(t, g, f32bytes(x)), "index": upload(t, g, i32bytes(index))}
 	run(t, g, k, b)
-	checkF32(t, "out of range", readF32(t, g, b["out"]), []float32{0, 3, 0, 0}, 0, 0)
+	approx.Require(t, "out of range", readF32(t, g, b["out"]), []float32{0, 3, 0, 0}, approx.AbsRel(0, 0))
 }
 
 func TestIndexAddGPU(t *testing.T) {
@@ -113,8 +115,8 @@ func TestIndexAddGPU(t *testing.T) {
 		ss := append([]int(nil), c.dst.Shape...)
 		ss[c.dim] = c.nidx
 		sl := wgsl.Contiguous(ss...)
-		src := r.f32s(numelOf(ss), -1, 1)
-		dst := r.f32s(numelOf(c.dst.Shape), -1, 1)
+		src := r.f32s(layout.Numel(ss), -1, 1)
+		dst := r.f32s(layout.Numel(c.dst.Shape), -1, 1)
 		k, err := wgsl.IndexAdd(wgsl.F32, c.dst, c.dim, wgsl.Contiguous(c.nidx), sl, limits(g))
 		if err != nil {
 			t.Fatal(err)
@@ -125,7 +127,7 @@ func TestIndexAddGPU(t *testing.T) {
 		if err := cpu.IndexAdd(want, cl(c.dst), c.dim, index, src, cl(sl)); err != nil {
 			t.Fatal(err)
 		}
-		checkF32(t, c.name+" (bitwise)", readF32(t, g, b["dst"]), want, 0, 0)
+		approx.Require(t, c.name+" (bitwise)", readF32(t, g, b["dst"]), want, approx.AbsRel(0, 0))
 	}
 	// Out-of-range indices are skipped.
 	dst := []int32{1, 2, 3}
@@ -137,7 +139,7 @@ func TestIndexAddGPU(t *testing.T) {
 	}
 	b := bufs{"dst": upload(t, g, i32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, i32bytes(src))}
 	runPlan(t, g, k, b)
-	checkI32(t, "out of range", readI32(t, g, b["dst"]), []int32{41, 2, 63})
+	approx.Require(t, "out of range", readI32(t, g, b["dst"]), []int32{41, 2, 63}, approx.Exact)
 }
 
 func TestScatterAddGPU(t *testing.T) {
@@ -155,31 +157,31 @@ func TestScatterAddGPU(t *testing.T) {
 		{"3d", []int{3, 7, 5}, 1, []int{2, 9, 5}},
 	} {
 		dl, il := wgsl.Contiguous(c.dst...), wgsl.Contiguous(c.ishape...)
-		index := r.i32s(numelOf(c.ishape), 0, c.dst[c.dim])
+		index := r.i32s(layout.Numel(c.ishape), 0, c.dst[c.dim])
 		for _, typ := range []string{wgsl.F32, wgsl.I32} {
 			k, err := wgsl.ScatterAdd(typ, dl, c.dim, il, il, limits(g))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if typ == wgsl.F32 {
-				src, dst := r.f32s(len(index), -1, 1), r.f32s(numelOf(c.dst), -1, 1)
+				src, dst := r.f32s(len(index), -1, 1), r.f32s(layout.Numel(c.dst), -1, 1)
 				b := bufs{"dst": upload(t, g, f32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, f32bytes(src))}
 				runPlan(t, g, k, b)
 				want := append([]float32(nil), dst...)
 				if err := cpu.ScatterAdd(want, cl(dl), c.dim, index, cl(il), src, cl(il)); err != nil {
 					t.Fatal(err)
 				}
-				checkF32(t, c.name+" (bitwise)", readF32(t, g, b["dst"]), want, 0, 0)
+				approx.Require(t, c.name+" (bitwise)", readF32(t, g, b["dst"]), want, approx.AbsRel(0, 0))
 				continue
 			}
-			src, dst := r.i32s(len(index), -100, 100), r.i32s(numelOf(c.dst), -100, 100)
+			src, dst := r.i32s(len(index), -100, 100), r.i32s(layout.Numel(c.dst), -100, 100)
 			b := bufs{"dst": upload(t, g, i32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, i32bytes(src))}
 			runPlan(t, g, k, b)
 			want := append([]int32(nil), dst...)
 			if err := cpu.ScatterAdd(want, cl(dl), c.dim, index, cl(il), src, cl(il)); err != nil {
 				t.Fatal(err)
 			}
-			checkI32(t, c.name+"/i32", readI32(t, g, b["dst"]), want)
+			approx.Require(t, c.name+"/i32", readI32(t, g, b["dst"]), want, approx.Exact)
 		}
 	}
 }

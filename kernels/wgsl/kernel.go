@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"text/template"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // Element types, as the generators name them. Bool is stored as u32 (0 or
@@ -35,22 +37,7 @@ type Layout struct {
 // size-0 dimension counts as 1, as in PyTorch (no stride 0 in an empty
 // layout).
 func Contiguous(shape ...int) Layout {
-	st := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		s *= max(shape[i], 1)
-	}
-	return Layout{Shape: shape, Strides: st}
-}
-
-// numel returns the product of shape (1 for a 0-d shape).
-func numel(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
+	return Layout{Shape: shape, Strides: layout.ContiguousStrides(shape)}
 }
 
 // Limits are the device limits the generators need: the capability

@@ -1,6 +1,10 @@
 package wgsl
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/tessera-ml/tessera/internal/layout"
+)
 
 // lines is a view's decomposition into lines along one dimension, as
 // cpu.newLineIter makes it: the positions off dim (coalesced across the
@@ -69,7 +73,7 @@ func planLines(what string, ls []Layout, dim int, check int, noMerge bool) (line
 	} else {
 		li.shape, li.strides = coalesce(outer, strides)
 	}
-	li.nLines = numel(outer)
+	li.nLines = layout.Numel(outer)
 	if len(li.shape) > MaxRank {
 		return lines{}, fmt.Errorf("wgsl: %s: more than %d dimensions after coalescing", what, MaxRank)
 	}

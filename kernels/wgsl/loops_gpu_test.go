@@ -7,6 +7,8 @@ import (
 
 	"github.com/tessera-ml/tessera/cpu"
 	"github.com/tessera-ml/tessera/device"
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/kernels/wgsl"
 )
 
@@ -107,9 +109,9 @@ func TestSplitPlansGPU(t *testing.T) {
 		{"two-stage-100000", wgsl.Contiguous(100000), 0},
 		{"transposed-7x12000", tr, 0},
 	} {
-		size := numelOf(c.x.Shape)
+		size := layout.Numel(c.x.Shape)
 		out := keepdim(c.x.Shape, c.dim)
-		n := numelOf(out.Shape)
+		n := layout.Numel(out.Shape)
 		x, xi := r.f32s(size, -1, 1), r.i32s(size, -3, 3)
 		x[size/2] = float32(math.NaN())
 		for _, op := range []struct{ name string }{{"sum"}, {"max"}, {"min"}} {
@@ -120,7 +122,7 @@ func TestSplitPlansGPU(t *testing.T) {
 			runPlan(t, g, p, b)
 			want := make([]float32, n)
 			cpuReduce(op.name, want, cl(out), x, cl(c.x))
-			checkF32(t, what, readF32(t, g, b["out"]), want, 1e-6*float64(size/n), 0)
+			approx.Require(t, what, readF32(t, g, b["out"]), want, approx.AbsRel(1e-6*float64(size/n), 0))
 
 			p, err = wgsl.Reduce(op.name, wgsl.I32, out, c.x, lim)
 			wantKernels(t, what+"/i32", p, err, 2)
@@ -128,7 +130,7 @@ func TestSplitPlansGPU(t *testing.T) {
 			runPlan(t, g, p, b)
 			wantI := make([]int32, n)
 			cpuReduce(op.name, wantI, cl(out), xi, cl(c.x))
-			checkI32(t, what+"/i32", readI32(t, g, b["out"]), wantI)
+			approx.Require(t, what+"/i32", readI32(t, g, b["out"]), wantI, approx.Exact)
 			if op.name == "sum" {
 				continue
 			}
@@ -145,15 +147,15 @@ func TestSplitPlansGPU(t *testing.T) {
 			runPlan(t, g, p, b)
 			wantV := make([]float32, n)
 			cpuArgReduce(op.name, wantV, cl(vals), wantI, cl(out), xf, cl(c.x), c.dim)
-			checkI32(t, what+"/arg idx", readI32(t, g, b["idx"]), wantI)
-			checkF32(t, what+"/arg vals", readF32(t, g, b["vals"]), wantV, 0, 0)
+			approx.Require(t, what+"/arg idx", readI32(t, g, b["idx"]), wantI, approx.Exact)
+			approx.Require(t, what+"/arg vals", readF32(t, g, b["vals"]), wantV, approx.AbsRel(0, 0))
 
 			p, err = wgsl.ArgReduce(op.name, wgsl.I32, out, nil, c.x, c.dim, lim)
 			wantKernels(t, what+"/arg i32", p, err, 2)
 			b = bufs{"idx": alloc(t, g, 4*n), "x": upload(t, g, i32bytes(xi))}
 			runPlan(t, g, p, b)
 			cpuArgReduce(op.name, nil, cpu.Layout{}, wantI, cl(out), xi, cl(c.x), c.dim)
-			checkI32(t, what+"/arg i32 idx", readI32(t, g, b["idx"]), wantI)
+			approx.Require(t, what+"/arg i32 idx", readI32(t, g, b["idx"]), wantI, approx.Exact)
 		}
 	}
 }
@@ -171,9 +173,9 @@ func TestSplitLinesGPU(t *testing.T) {
 		{"strided-1000x3", wgsl.Contiguous(1000, 3), 0},
 		{"transposed", wgsl.Layout{Shape: []int{3, 1000}, Strides: []int{1, 3}, Offset: 1}, 1},
 	} {
-		size := c.x.Offset + numelOf(c.x.Shape)
+		size := c.x.Offset + layout.Numel(c.x.Shape)
 		out := wgsl.Contiguous(c.x.Shape...)
-		n := numelOf(out.Shape)
+		n := layout.Numel(out.Shape)
 		length := c.x.Shape[c.dim]
 		for _, inPlace := range []bool{false, true} {
 			xl := c.x
@@ -197,7 +199,7 @@ func TestSplitLinesGPU(t *testing.T) {
 				runPlan(t, g, p, b)
 				want := make([]float32, n)
 				cpu.Softmax(log, want, cl(out), x, cl(xl), c.dim)
-				checkF32(t, what, readF32(t, g, b["out"]), want, 2e-6, 1e-5)
+				approx.Require(t, what, readF32(t, g, b["out"]), want, approx.AbsRel(2e-6, 1e-5))
 			}
 			what := fmt.Sprintf("%s/cumsum/in place %v", c.name, inPlace)
 			p, err := wgsl.CumSum(wgsl.F32, wgsl.LineArgs{Out: out, X: xl, Dim: c.dim, InPlace: inPlace, Limits: scan})
@@ -207,7 +209,7 @@ func TestSplitLinesGPU(t *testing.T) {
 			runPlan(t, g, p, b)
 			want := make([]float32, n)
 			cpu.CumSum(want, cl(out), x, cl(xl), c.dim)
-			checkF32(t, what, readF32(t, g, b["out"]), want, 1e-6*float64(length), 0)
+			approx.Require(t, what, readF32(t, g, b["out"]), want, approx.AbsRel(1e-6*float64(length), 0))
 
 			p, err = wgsl.CumSum(wgsl.I32, wgsl.LineArgs{Out: out, X: xl, Dim: c.dim, InPlace: inPlace, Limits: scan})
 			wantKernels(t, what+"/i32", p, err, 3)
@@ -216,7 +218,7 @@ func TestSplitLinesGPU(t *testing.T) {
 			runPlan(t, g, p, b)
 			wantI := make([]int32, n)
 			cpu.CumSum(wantI, cl(out), xi, cl(xl), c.dim)
-			checkI32(t, what+"/i32", readI32(t, g, b["out"]), wantI)
+			approx.Require(t, what+"/i32", readI32(t, g, b["out"]), wantI, approx.Exact)
 		}
 	}
 }
@@ -239,7 +241,7 @@ func TestSplitDispatchesGPU(t *testing.T) {
 	if err := cpu.IndexAdd(want, cl(dl), 0, index, src, cl(sl)); err != nil {
 		t.Fatal(err)
 	}
-	checkF32(t, "index_add (bitwise)", readF32(t, g, b["dst"]), want, 0, 0)
+	approx.Require(t, "index_add (bitwise)", readF32(t, g, b["dst"]), want, approx.AbsRel(0, 0))
 
 	il := wgsl.Contiguous(3, 100)
 	sindex := r.i32s(300, 0, 7)
@@ -252,7 +254,7 @@ func TestSplitDispatchesGPU(t *testing.T) {
 	if err := cpu.ScatterAdd(wantI, cl(wgsl.Contiguous(3, 7)), 1, sindex, cl(il), si, cl(il)); err != nil {
 		t.Fatal(err)
 	}
-	checkI32(t, "scatter_add", readI32(t, g, b["dst"]), wantI)
+	approx.Require(t, "scatter_add", readI32(t, g, b["dst"]), wantI, approx.Exact)
 
 	// MatMul: 5 batches in z ranges of 2, K = 1300 in ranges of 592 (64×64
 	// tiles), 296 (128×128) and 37 (naive).
@@ -268,10 +270,10 @@ func TestSplitDispatchesGPU(t *testing.T) {
 		for i, l := range []wgsl.Limits{limits(g), split} {
 			p, err := gen.f(out, a, bm, l)
 			wantKernels(t, gen.name, p, err, 1+8*i)
-			bs := bufs{"out": alloc(t, g, 4*numelOf(out.Shape)), "a": upload(t, g, f32bytes(av)), "b": upload(t, g, f32bytes(bv))}
+			bs := bufs{"out": alloc(t, g, 4*layout.Numel(out.Shape)), "a": upload(t, g, f32bytes(av)), "b": upload(t, g, f32bytes(bv))}
 			runPlan(t, g, p, bs)
 			got[i] = readF32(t, g, bs["out"])
 		}
-		checkF32(t, gen.name+" split (bitwise)", got[1], got[0], 0, 0)
+		approx.Require(t, gen.name+" split (bitwise)", got[1], got[0], approx.AbsRel(0, 0))
 	}
 }

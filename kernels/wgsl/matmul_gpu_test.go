@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tessera-ml/tessera/cpu"
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/kernels/wgsl"
 )
 
@@ -123,7 +125,7 @@ func TestMatMulGPU(t *testing.T) {
 	r := rng(11)
 	for _, c := range mmCases() {
 		a, b := r.f32s(c.sizeA, -1, 1), r.f32s(c.sizeB, -1, 1)
-		n := numelOf(c.out.Shape)
+		n := layout.Numel(c.out.Shape)
 		want := make([]float32, n)
 		cpu.MatMul(want, cl(c.out), a, cl(c.a), b, cl(c.b))
 		tol := 2e-6 * math.Sqrt(float64(c.a.Shape[2])+1)
@@ -138,7 +140,7 @@ func TestMatMulGPU(t *testing.T) {
 			}
 			bs := bufs{"out": upload(t, g, f32bytes(r.f32s(n, 5, 6))), "a": upload(t, g, f32bytes(a)), "b": upload(t, g, f32bytes(b))}
 			runPlan(t, g, k, bs)
-			checkF32(t, c.name+"/"+gen.name, readF32(t, g, bs["out"]), want, tol, 0)
+			approx.Require(t, c.name+"/"+gen.name, readF32(t, g, bs["out"]), want, approx.AbsRel(tol, 0))
 		}
 	}
 }
@@ -164,7 +166,7 @@ func TestMatMulManyBatches(t *testing.T) {
 		}
 		bs := bufs{"out": alloc(t, g, 4*len(want)), "a": upload(t, g, f32bytes(av)), "b": upload(t, g, f32bytes(bv))}
 		runPlan(t, g, k, bs)
-		checkF32(t, "many batches", readF32(t, g, bs["out"]), want, 1e-5, 0)
+		approx.Require(t, "many batches", readF32(t, g, bs["out"]), want, approx.AbsRel(1e-5, 0))
 	}
 }
 

@@ -3,6 +3,8 @@ package wgsl
 import (
 	"fmt"
 	"math"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // Philox returns the kernel filling out (a contiguous view of n elements)
@@ -31,13 +33,13 @@ func Philox(dist string, out Layout, seed, offset uint64, a, b float64, lim Limi
 	if err := checkLayout(out, "Philox output"); err != nil {
 		return Kernel{}, err
 	}
-	if !isContiguous(out) {
+	if !layout.IsContiguous(out.Shape, out.Strides) {
 		return Kernel{}, fmt.Errorf("wgsl: Philox: output shape %v strides %v is not contiguous", out.Shape, out.Strides)
 	}
 	if dist != "words" && dist != "uniform" && dist != "normal" {
 		return Kernel{}, fmt.Errorf("wgsl: Philox: unknown distribution %q (want words, uniform or normal)", dist)
 	}
-	n := numel(out.Shape)
+	n := layout.Numel(out.Shape)
 	blocks := (n + 3) / 4
 	d := philoxData{Dist: dist, WG: lim.wgSize(256)}
 	p := NewParams(d.fields()...)
@@ -93,20 +95,4 @@ func (d philoxData) Prelude() string {
 		return mustPrelude("log1p")
 	}
 	return ""
-}
-
-// isContiguous reports whether l is row-major without gaps (extent-1
-// dimensions may have any stride; an empty layout is contiguous).
-func isContiguous(l Layout) bool {
-	if numel(l.Shape) == 0 {
-		return true
-	}
-	s := 1
-	for i := len(l.Shape) - 1; i >= 0; i-- {
-		if l.Shape[i] != 1 && l.Strides[i] != s {
-			return false
-		}
-		s *= l.Shape[i]
-	}
-	return true
 }

@@ -3,6 +3,8 @@ package wgsl
 import (
 	"fmt"
 	"sort"
+
+	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // Reduction strategy thresholds (see Reduce).
@@ -57,7 +59,7 @@ func planReduceDims(out, x Layout) (reduceDims, error) {
 	}
 	ks, kx, kd := split(kept)
 	rs, rx, _ := split(red)
-	r.nOut, r.nRed = numel(ks), numel(rs)
+	r.nOut, r.nRed = layout.Numel(ks), layout.Numel(rs)
 	var st [][]int
 	r.kShape, st = coalesce(ks, [][]int{kx, kd})
 	r.kX, r.kD = st[0], st[1]

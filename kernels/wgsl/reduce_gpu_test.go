@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/cpu"
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/kernels/wgsl"
 )
 
@@ -52,9 +54,9 @@ func TestReduceGPU(t *testing.T) {
 		for _, d := range nOut {
 			n *= d
 		}
-		red := max(1, numelOf(c.x.Shape)/max(n, 1))
+		red := max(1, layout.Numel(c.x.Shape)/max(n, 1))
 		for _, op := range []struct{ name string }{{"sum"}, {"max"}, {"min"}} {
-			if op.name != "sum" && numelOf(c.x.Shape) == 0 {
+			if op.name != "sum" && layout.Numel(c.x.Shape) == 0 {
 				continue // undefined (the op layer rejects it): the GPU leaves 0, the CPU its identity
 			}
 			x := r.f32s(c.size, -1, 1)
@@ -72,7 +74,7 @@ func TestReduceGPU(t *testing.T) {
 			runPlan(t, g, plan, b)
 			want := make([]float32, n)
 			cpuReduce(op.name, want, cl(out), x, cl(c.x))
-			checkF32(t, fmt.Sprintf("%s/%s (%d kernels)", c.name, op.name, len(plan.Kernels)), readF32(t, g, b["out"]), want, 3e-7*float64(red)+1e-6, 0)
+			approx.Require(t, fmt.Sprintf("%s/%s (%d kernels)", c.name, op.name, len(plan.Kernels)), readF32(t, g, b["out"]), want, approx.AbsRel(3e-7*float64(red)+1e-6, 0))
 
 			xi := r.i32s(c.size, -1000, 1000)
 			plan, err = wgsl.Reduce(op.name, wgsl.I32, out, c.x, lim)
@@ -83,17 +85,9 @@ func TestReduceGPU(t *testing.T) {
 			runPlan(t, g, plan, b)
 			wantI := make([]int32, n)
 			cpuReduce(op.name, wantI, cl(out), xi, cl(c.x))
-			checkI32(t, c.name+"/i32/"+op.name, readI32(t, g, b["out"]), wantI)
+			approx.Require(t, c.name+"/i32/"+op.name, readI32(t, g, b["out"]), wantI, approx.Exact)
 		}
 	}
-}
-
-func numelOf(s []int) int {
-	n := 1
-	for _, d := range s {
-		n *= d
-	}
-	return n
 }
 
 func TestArgReduceGPU(t *testing.T) {
@@ -120,7 +114,7 @@ func TestArgReduceGPU(t *testing.T) {
 			if len(c.x.Shape) > 0 {
 				il = keepdim(c.x.Shape, c.dim)
 			}
-			n := numelOf(il.Shape)
+			n := layout.Numel(il.Shape)
 			// Few distinct values make ties; NaNs land in some lines.
 			xi := r.i32s(c.size, -3, 3)
 			x := make([]float32, c.size)
@@ -139,8 +133,8 @@ func TestArgReduceGPU(t *testing.T) {
 			runPlan(t, g, k, b)
 			wantI, wantV := make([]int32, n), make([]float32, n)
 			cpuArgReduce(op.name, wantV, cl(vl), wantI, cl(il), x, cl(c.x), c.dim)
-			checkI32(t, c.name+"/"+op.name+" idx", readI32(t, g, b["idx"]), wantI)
-			checkF32(t, c.name+"/"+op.name+" vals", readF32(t, g, b["vals"]), wantV, 0, 0)
+			approx.Require(t, c.name+"/"+op.name+" idx", readI32(t, g, b["idx"]), wantI, approx.Exact)
+			approx.Require(t, c.name+"/"+op.name+" vals", readF32(t, g, b["vals"]), wantV, approx.AbsRel(0, 0))
 
 			k, err = wgsl.ArgReduce(op.name, wgsl.I32, il, nil, c.x, c.dim, lim)
 			if err != nil {
@@ -149,7 +143,7 @@ func TestArgReduceGPU(t *testing.T) {
 			b = bufs{"idx": alloc(t, g, 4*n), "x": upload(t, g, i32bytes(xi))}
 			runPlan(t, g, k, b)
 			cpuArgReduce(op.name, nil, cpu.Layout{}, wantI, cl(il), xi, cl(c.x), c.dim)
-			checkI32(t, c.name+"/i32/"+op.name+" idx", readI32(t, g, b["idx"]), wantI)
+			approx.Require(t, c.name+"/i32/"+op.name+" idx", readI32(t, g, b["idx"]), wantI, approx.Exact)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/cpu"
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/kernels/wgsl"
 )
 
@@ -33,7 +35,7 @@ func TestSoftmaxGPU(t *testing.T) {
 	r := rng(9)
 	for _, c := range lineCases() {
 		out := wgsl.Contiguous(c.x.Shape...)
-		n := numelOf(c.x.Shape)
+		n := layout.Numel(c.x.Shape)
 		for _, log := range []bool{false, true} {
 			x := r.f32s(c.size, -8, 8)
 			if c.size > 100 {
@@ -49,7 +51,7 @@ func TestSoftmaxGPU(t *testing.T) {
 			runPlan(t, g, k, b)
 			want := make([]float32, n)
 			cpu.Softmax(log, want, cl(out), x, cl(c.x), c.dim)
-			checkF32(t, c.name, readF32(t, g, b["out"]), want, 2e-6, 2e-6)
+			approx.Require(t, c.name, readF32(t, g, b["out"]), want, approx.AbsRel(2e-6, 2e-6))
 		}
 	}
 	// Special lines: all -inf, a +inf, in place.
@@ -64,7 +66,7 @@ func TestSoftmaxGPU(t *testing.T) {
 		runPlan(t, g, k, b)
 		want := append([]float32(nil), x...)
 		cpu.Softmax(log, want, cl(l), want, cl(l), 1)
-		checkF32(t, "special in place", readF32(t, g, b["out"]), want, 1e-6, 1e-6)
+		approx.Require(t, "special in place", readF32(t, g, b["out"]), want, approx.AbsRel(1e-6, 1e-6))
 	}
 }
 
@@ -73,7 +75,7 @@ func TestCumSumGPU(t *testing.T) {
 	r := rng(10)
 	for _, c := range lineCases() {
 		out := wgsl.Layout{Shape: c.x.Shape, Strides: wgsl.Contiguous(c.x.Shape...).Strides, Offset: 1}
-		n := numelOf(c.x.Shape) + 1
+		n := layout.Numel(c.x.Shape) + 1
 		x := r.f32s(c.size, -1, 1)
 		k, err := wgsl.CumSum(wgsl.F32, wgsl.LineArgs{Out: out, X: c.x, Dim: c.dim, Limits: limits(g)})
 		if err != nil {
@@ -83,7 +85,7 @@ func TestCumSumGPU(t *testing.T) {
 		runPlan(t, g, k, b)
 		want := make([]float32, n)
 		cpu.CumSum(want, cl(out), x, cl(c.x), c.dim)
-		checkF32(t, c.name, readF32(t, g, b["out"]), want, 2e-6*math.Sqrt(float64(c.size)), 0)
+		approx.Require(t, c.name, readF32(t, g, b["out"]), want, approx.AbsRel(2e-6*math.Sqrt(float64(c.size)), 0))
 
 		xi := r.i32s(c.size, -1<<30, 1<<30)
 		k, err = wgsl.CumSum(wgsl.I32, wgsl.LineArgs{Out: out, X: c.x, Dim: c.dim, Limits: limits(g)})
@@ -94,6 +96,6 @@ func TestCumSumGPU(t *testing.T) {
 		runPlan(t, g, k, b)
 		wantI := make([]int32, n)
 		cpu.CumSum(wantI, cl(out), xi, cl(c.x), c.dim)
-		checkI32(t, c.name+"/i32", readI32(t, g, b["out"]), wantI)
+		approx.Require(t, c.name+"/i32", readI32(t, g, b["out"]), wantI, approx.Exact)
 	}
 }

@@ -362,6 +362,7 @@ def gen_elementwise():
         ("abs", U(torch.abs), ("u", -2, 2), (0.0,), None),
         ("sign", U(torch.sign), ("u", -2, 2), (0.0,), None),
         ("exp", U(torch.exp), ("u", -3, 3), (), None),
+        ("expm1", U(torch.expm1), ("u", -3, 3), (), None),
         ("log", U(torch.log), ("u", 0.1, 4), (), None),
         ("log1p", U(torch.log1p), ("u", -0.9, 3), (), None),
         ("sqrt", U(torch.sqrt), ("u", 0.1, 4), (), None),
