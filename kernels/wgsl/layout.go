@@ -15,15 +15,17 @@ func checkLayout(l Layout, what string) error {
 	if l.Offset < 0 {
 		return fmt.Errorf("wgsl: %s: negative offset %d", what, l.Offset)
 	}
-	empty := false
+	// An empty layout first: its strides may have wrapped (the row-major
+	// strides of [0 2^63-1 2] overflow) and address nothing anyway.
+	for _, n := range l.Shape {
+		if n == 0 {
+			return nil
+		}
+	}
 	for d, n := range l.Shape {
 		if n < 0 || l.Strides[d] < 0 {
 			return fmt.Errorf("wgsl: %s: negative extent or stride in shape %v strides %v", what, l.Shape, l.Strides)
 		}
-		empty = empty || n == 0
-	}
-	if empty {
-		return nil
 	}
 	last, count := l.Offset, 1
 	for d, n := range l.Shape {
