@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 
+	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -30,5 +31,35 @@ var conv2d = Workload{
 		b := tensor.Randn([]int{cout}, tensor.On(dev))
 		o := tensor.ConvOptions{Padding: [2]int{k / 2, k / 2}}
 		return Case{Step: scoped(func() { tensor.Conv2d(x, w, b, o) }), Release: released(x, w, b)}
+	},
+}
+
+// cnnSize is a batch of 28×28 single-channel images through the LeNet-
+// style network of cnnStep with c1 and c2 channels.
+func cnnSize(batch, c1, c2 int) Size {
+	return Size{Label: fmt.Sprintf("1-%d-%d-10 on 28², batch %d", c1, c2, batch), X: float64(batch), Dims: []int{batch, c1, c2}}
+}
+
+var cnnStep = Workload{
+	Name: "cnn_step", Family: "CNN training step", Unit: StepsPS,
+	Sizes: []Size{cnnSize(64, 16, 32)},
+	Quick: []Size{cnnSize(8, 16, 32)},
+	Peers: []string{"torch"},
+	Doc: "cnn_step: one training step of conv5×5(pad 2)→relu→maxpool2→conv5×5(pad 2)→relu→maxpool2→linear on a fixed " +
+		"random 28×28 batch: cross-entropy, backward, SGD (lr 0.01), zero grad, loss read back every step",
+	Work: oneStep,
+	Setup: func(dev tensor.Device, s Size) Case {
+		batch, c1, c2 := s.Dims[0], s.Dims[1], s.Dims[2]
+		pad2 := tensor.ConvOptions{Padding: [2]int{2, 2}}
+		pool := nn.MaxPool2d{Window: tensor.Window2d{Kernel: [2]int{2, 2}}}
+		model := nn.NewSequential(
+			nn.NewConv2d(1, c1, [2]int{5, 5}, pad2, true, tensor.On(dev)), nn.Func((*tensor.Tensor).ReLU), pool,
+			nn.NewConv2d(c1, c2, [2]int{5, 5}, pad2, true, tensor.On(dev)), nn.Func((*tensor.Tensor).ReLU), pool,
+			nn.Func(func(x *tensor.Tensor) *tensor.Tensor { return x.Flatten(1, -1) }),
+			nn.NewLinear(c2*7*7, 10, tensor.On(dev)),
+		)
+		x := tensor.Randn([]int{batch, 1, 28, 28}, tensor.On(dev))
+		y := tensor.RandInt(0, 10, []int{batch}, tensor.On(dev))
+		return classifierStep(model, x, y)
 	},
 }

@@ -33,18 +33,25 @@ var mlpStep = Workload{
 	Setup: func(dev tensor.Device, s Size) Case {
 		batch, widths := s.Dims[0], s.Dims[1:]
 		model := nn.NewMLP(widths, (*tensor.Tensor).ReLU, tensor.On(dev))
-		opt := optim.NewSGD(nn.Parameters(model), optim.LR(0.01))
 		x := tensor.Randn([]int{batch, widths[0]}, tensor.On(dev))
 		y := tensor.RandInt(0, widths[len(widths)-1], []int{batch}, tensor.On(dev))
-		step := scoped(func() {
-			loss := nn.CrossEntropy(model.Forward(x), y)
-			autograd.Backward(loss)
-			opt.Step()
-			opt.ZeroGrad()
-			loss.Item()
-		})
-		return Case{Step: step, Release: released(append(nn.Parameters(model), x, y)...)}
+		return classifierStep(model, x, y)
 	},
+}
+
+// classifierStep is the case of one SGD (lr 0.01) training step of a
+// classifier on the fixed batch x with labels y: cross-entropy,
+// backward, step, zero grad, and the loss read back.
+func classifierStep(model nn.Layer, x, y *tensor.Tensor) Case {
+	opt := optim.NewSGD(nn.Parameters(model), optim.LR(0.01))
+	step := scoped(func() {
+		loss := nn.CrossEntropy(model.Forward(x), y)
+		autograd.Backward(loss)
+		opt.Step()
+		opt.ZeroGrad()
+		loss.Item()
+	})
+	return Case{Step: step, Release: released(append(nn.Parameters(model), x, y)...)}
 }
 
 // charRNNSize is Karpathy's min-char-rnn configuration.

@@ -6,6 +6,13 @@ import (
 	"github.com/tessera-ml/tessera/tensor"
 )
 
+// receiver panics with ErrArgument for op when its receiver p is nil.
+func receiver[T any](op string, p *T) {
+	if p == nil {
+		fail(op, tensor.ErrArgument, fmt.Sprintf("the receiver is a nil %T", p))
+	}
+}
+
 // stateless gives the layers below, which hold no tensor, their empty
 // Slots and Children.
 type stateless struct{}

@@ -97,7 +97,7 @@ func NewMultiheadAttentionKV(embedDim, numHeads, kdim, vdim int, bias bool, opts
 	}
 	e := embedDim
 	xavier := func(out, in int) *tensor.Tensor {
-		return uniformParam([]int{out, in}, math.Sqrt(6/float64(out+in)), opts)
+		return uniformParam([]int{out, in}, math.Sqrt(6/(float64(out)+float64(in))), opts)
 	}
 	m := &MultiheadAttention{EmbedDim: e, NumHeads: numHeads, Training: true}
 	if kdim == e && vdim == e {
@@ -127,6 +127,7 @@ func NewMultiheadAttentionKV(embedDim, numHeads, kdim, vdim int, bias bool, opts
 // ErrDType for a mask neither Bool nor float, and ErrArgument for
 // missing or mis-shaped weights.
 func (m *MultiheadAttention) Forward(query, key, value *tensor.Tensor, masks AttentionMasks) (out, weights *tensor.Tensor) {
+	receiver("MultiheadAttention", m)
 	const op = "MultiheadAttention"
 	need(op, "query, key, value", query, key, value)
 	kdim, vdim := m.check()
@@ -230,7 +231,7 @@ func (m *MultiheadAttention) mask(scores *tensor.Tensor, masks AttentionMasks, n
 		case mk.DType() == tensor.Bool:
 			scores = scores.MaskedFill(mk.Reshape(shape...), math.Inf(-1))
 		case mk.DType().IsFloat():
-			scores = scores.Add(mk.Reshape(shape...))
+			scores = scores.Add(mk.Reshape(shape...).Cast(scores.DType()))
 		default:
 			fail(op, tensor.ErrDType, what+" must be Bool or float", mk)
 		}
@@ -261,14 +262,19 @@ func (m *MultiheadAttention) mask(scores *tensor.Tensor, masks AttentionMasks, n
 // "v_proj_weight" and "in_proj_bias", PyTorch's order (nil ones are
 // left out, as PyTorch's None).
 func (m *MultiheadAttention) Slots() []Slot {
+	receiver("MultiheadAttention.Slots", m)
 	return []Slot{Param("in_proj_weight", &m.InProjWeight), Param("q_proj_weight", &m.QProjWeight),
 		Param("k_proj_weight", &m.KProjWeight), Param("v_proj_weight", &m.VProjWeight), Param("in_proj_bias", &m.InProjBias)}
 }
 
 // Children returns OutProj as "out_proj".
 func (m *MultiheadAttention) Children() []Child {
+	receiver("MultiheadAttention.Children", m)
 	return []Child{{Name: "out_proj", Module: m.OutProj}}
 }
 
 // SetTraining switches attention dropout on (training) or off.
-func (m *MultiheadAttention) SetTraining(on bool) { m.Training = on }
+func (m *MultiheadAttention) SetTraining(on bool) {
+	receiver("MultiheadAttention.SetTraining", m)
+	m.Training = on
+}

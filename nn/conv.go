@@ -152,3 +152,32 @@ func (AdaptiveAvgPool2d) Slots() []Slot { return nil }
 
 // Children returns nil.
 func (AdaptiveAvgPool2d) Children() []Child { return nil }
+
+// Unfold is torch.nn.Unfold: tensor.Unfold over Window, (N, C, H, W) →
+// (N, C·kh·kw, L). It holds no tensors.
+type Unfold struct{ Window tensor.Window2d }
+
+// Forward returns tensor.Unfold(x, u.Window).
+func (u Unfold) Forward(x *tensor.Tensor) *tensor.Tensor { return tensor.Unfold(x, u.Window) }
+
+// Slots returns nil.
+func (Unfold) Slots() []Slot { return nil }
+
+// Children returns nil.
+func (Unfold) Children() []Child { return nil }
+
+// Fold is torch.nn.Fold: tensor.Fold into Size over Window, (N,
+// C·kh·kw, L) → (N, C, Size[0], Size[1]). It holds no tensors.
+type Fold struct {
+	Size   [2]int
+	Window tensor.Window2d
+}
+
+// Forward returns tensor.Fold(x, f.Size, f.Window).
+func (f Fold) Forward(x *tensor.Tensor) *tensor.Tensor { return tensor.Fold(x, f.Size, f.Window) }
+
+// Slots returns nil.
+func (Fold) Slots() []Slot { return nil }
+
+// Children returns nil.
+func (Fold) Children() []Child { return nil }

@@ -29,7 +29,7 @@
 // Convolution and pooling layers wrap the functional ops of package
 // tensor (tensor.Conv2d, MaxPool2d, ...), so they keep PyTorch's names:
 // Conv2d and ConvTranspose2d (NewConv2d, NewConvTranspose2d), MaxPool2d,
-// AvgPool2d (NewAvgPool2d) and AdaptiveAvgPool2d.
+// AvgPool2d (NewAvgPool2d), AdaptiveAvgPool2d, Unfold and Fold.
 //
 // Everything torch.nn.Module does by walking its tree is a function
 // here: Parameters, NamedParameters, Buffers, NamedBuffers,

@@ -45,6 +45,9 @@ func TestLayerBadInput(t *testing.T) {
 		{"GRUCell(nil)", tensor.ErrArgument, "nn.GRUCell", func() { nn.NewGRUCell(3, 2).Forward(nil, nil) }},
 		{"GRUCell state", tensor.ErrShape, "state", func() { nn.NewGRUCell(3, 2).Forward(tensor.Ones([]int{4, 3}), tensor.Ones([]int{4, 3})) }},
 		{"NewGRU(3, 2, 0)", tensor.ErrArgument, "at least one layer", func() { nn.NewGRU(3, 2, 0) }},
+		{"NewGRU(3, 2, 2⁴⁰)", tensor.ErrOutOfMemory, "CPU budget", func() { nn.NewGRU(3, 2, 1<<40) }},
+		{"NewRNN(huge, huge, 1)", tensor.ErrOutOfMemory, "CPU budget", func() { nn.NewRNN(math.MaxInt, math.MaxInt, 1, false) }},
+		{"NewGRUCell(3, huge)", tensor.ErrOutOfMemory, "CPU budget", func() { nn.NewGRUCell(3, math.MaxInt/2) }},
 		{"NewRNN(3, -2, 1)", tensor.ErrArgument, "negative", func() { nn.NewRNN(3, -2, 1, false) }},
 		{"GRU 4-D input", tensor.ErrShape, "(seq, batch, input)", func() { nn.NewGRU(3, 2, 1).Forward(tensor.Ones([]int{4, 1, 1, 3}), nil) }},
 		{"GRU unbatched with a batched state", tensor.ErrShape, "(layers, hidden)", func() {
@@ -80,6 +83,9 @@ func TestLayerBadInput(t *testing.T) {
 		{"NewTransformerEncoderLayer feed-forward", tensor.ErrArgument, "dim_feedforward", func() { nn.NewTransformerEncoderLayer(6, 2, noFF) }},
 		{"NewTransformerEncoderLayer heads", tensor.ErrArgument, "divisible", func() { nn.NewTransformerEncoderLayer(6, 4, cfg) }},
 		{"NewTransformerEncoder(nil)", tensor.ErrArgument, "need a layer", func() { nn.NewTransformerEncoder(nil, 2, nil) }},
+		{"NewTransformerEncoder 2⁴⁰ layers", tensor.ErrOutOfMemory, "CPU budget", func() {
+			nn.NewTransformerEncoder(nn.NewTransformerEncoderLayer(6, 2, cfg), 1<<40, nil)
+		}},
 		{"TransformerEncoder nil layer", tensor.ErrArgument, "layer 0 is nil", func() {
 			(&nn.TransformerEncoder{Layers: []*nn.TransformerEncoderLayer{nil}}).Forward(x3)
 		}},
@@ -181,5 +187,38 @@ func TestStackDropout(t *testing.T) {
 	want, _ := m.Forward(tensor.Zeros([]int{5, 3, 6}), nil)
 	if !slices.Equal(dropped.Float32s(), want.Float32s()) {
 		t.Error("with dropout 1 the second layer must read zeros")
+	}
+}
+
+// TestLayerNilReceivers: a method of a nil layer is ErrArgument naming
+// the receiver, as tensor's methods are.
+func TestLayerNilReceivers(t *testing.T) {
+	x := tensor.Ones([]int{2, 3, 4})
+	var (
+		bn  *nn.BatchNormLayer
+		gn  *nn.GroupNormLayer
+		gc  *nn.GRUCell
+		rnn *nn.RNN
+		gru *nn.GRU
+		ls  *nn.LSTM
+		so  *nn.StackOptions
+		mha *nn.MultiheadAttention
+		tel *nn.TransformerEncoderLayer
+		enc *nn.TransformerEncoder
+	)
+	for i, f := range []func(){
+		func() { bn.Forward(x) }, func() { bn.Slots() }, func() { bn.SetTraining(true) },
+		func() { gn.Forward(x) }, func() { gn.Slots() },
+		func() { gc.Forward(x, nil) }, func() { gc.Slots() },
+		func() { rnn.Forward(x, nil) }, func() { rnn.Slots() },
+		func() { gru.Forward(x, nil) }, func() { gru.Slots() },
+		func() { ls.Forward(x, nil, nil) }, func() { ls.Slots() }, func() { so.SetTraining(false) },
+		func() { mha.Forward(x, x, x, nn.AttentionMasks{}) }, func() { mha.Slots() }, func() { mha.Children() }, func() { mha.SetTraining(true) },
+		func() { tel.Forward(x) }, func() { tel.ForwardMasked(x, nn.AttentionMasks{}) }, func() { tel.Children() },
+		func() { enc.Forward(x) }, func() { enc.ForwardMasked(x, nn.AttentionMasks{}) }, func() { enc.Children() },
+	} {
+		if err := tensor.Catch(f); !errors.Is(err, tensor.ErrArgument) || !strings.Contains(err.Error(), "the receiver is a nil") {
+			t.Errorf("case %d: %v, want ErrArgument for the nil receiver", i, err)
+		}
 	}
 }

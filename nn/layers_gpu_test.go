@@ -127,3 +127,39 @@ func TestLayerDropoutGPU(t *testing.T) {
 		t.Errorf("LSTM with dropout on the GPU: %v on %v", out.Shape(), out.Device())
 	}
 }
+
+// TestLayerGradientsGPU checks the gradients of the new layers on the GPU
+// by finite differences in float32 (steps of 1e-2, looser tolerances),
+// on tiny odd shapes.
+func TestLayerGradientsGPU(t *testing.T) {
+	gpu, ok := devtest.GPU(t)
+	if !ok {
+		t.Skip("no GPU")
+	}
+	opt := autograd.CheckOptions{Eps: 1e-2, Atol: 2e-3, Rtol: 2e-2}
+	gen := func(s uint64) tensor.Option { return tensor.WithGenerator(tensor.NewGenerator(s)) }
+	in := func(seed uint64, shape ...int) *tensor.Tensor {
+		return tensor.Randn(shape, gen(seed)).To(gpu).SetRequiresGrad(true)
+	}
+	on := func(m nn.Module) nn.Module { jitter(m, 99); nn.To(m, gpu); return m }
+
+	bn := nn.NewBatchNorm2d(3)
+	on(bn)
+	checkLayerWith(t, "BatchNorm2d/train", opt, bn, []*tensor.Tensor{in(1, 3, 3, 1, 3)}, func(x []*tensor.Tensor) *tensor.Tensor { return bn.Forward(x[0]) })
+	gn := nn.NewGroupNorm(3, 3)
+	on(gn)
+	checkLayerWith(t, "GroupNorm", opt, gn, []*tensor.Tensor{in(2, 2, 3, 5)}, func(x []*tensor.Tensor) *tensor.Tensor { return gn.Forward(x[0]) })
+	gru := nn.NewGRU(3, 2, 1, gen(3))
+	on(gru)
+	checkLayerWith(t, "GRU", opt, gru, []*tensor.Tensor{in(4, 3, 1, 3), in(5, 1, 1, 2)}, func(x []*tensor.Tensor) *tensor.Tensor {
+		out, _ := gru.Forward(x[0], x[1])
+		return out
+	})
+	mha := nn.NewMultiheadAttention(2, 1, true, gen(6))
+	on(mha)
+	pad := tensor.New([]bool{false, false, true}, 1, 3).To(gpu)
+	checkLayerWith(t, "MultiheadAttention", opt, mha, []*tensor.Tensor{in(7, 3, 1, 2)}, func(x []*tensor.Tensor) *tensor.Tensor {
+		out, w := mha.Forward(x[0], x[0], x[0], nn.AttentionMasks{KeyPadding: pad, Causal: true})
+		return out.Sum().Add(w.Square().Sum())
+	})
+}

@@ -28,6 +28,12 @@ func paramPtrs(m nn.Module) []**tensor.Tensor {
 // every parameter of m, which f reads from m's fields.
 func checkLayer(t *testing.T, name string, m nn.Module, inputs []*tensor.Tensor, f func(in []*tensor.Tensor) *tensor.Tensor) {
 	t.Helper()
+	checkLayerWith(t, name, autograd.CheckOptions{Atol: 1e-7, Rtol: 1e-5}, m, inputs, f)
+}
+
+// checkLayerWith is checkLayer with the tolerances of opt.
+func checkLayerWith(t *testing.T, name string, opt autograd.CheckOptions, m nn.Module, inputs []*tensor.Tensor, f func(in []*tensor.Tensor) *tensor.Tensor) {
+	t.Helper()
 	ptrs := paramPtrs(m)
 	xs := append([]*tensor.Tensor(nil), inputs...)
 	for _, p := range ptrs {
@@ -43,7 +49,7 @@ func checkLayer(t *testing.T, name string, m nn.Module, inputs []*tensor.Tensor,
 			*p = xs[len(inputs)+i]
 		}
 		return f(xs[:len(inputs)])
-	}, xs, autograd.CheckOptions{Atol: 1e-7, Rtol: 1e-5})
+	}, xs, opt)
 	if err != nil {
 		t.Errorf("%s: %v", name, err)
 	}
@@ -108,7 +114,7 @@ func TestLayerGradients(t *testing.T) {
 
 	cfg := nn.DefaultTransformerConfig()
 	cfg.DimFeedforward, cfg.Dropout, cfg.NormFirst, cfg.BatchFirst, cfg.Activation = 6, 0, true, true, "gelu"
-	enc := nn.NewTransformerEncoder(nn.NewTransformerEncoderLayer(4, 2, cfg, f64, gen(23)), 2, nn.NewLayerNorm([]int{4}, f64))
+	enc := nn.NewTransformerEncoder(nn.NewTransformerEncoderLayer(4, 2, cfg, f64, gen(23)), 1, nn.NewLayerNorm([]int{4}, f64))
 	jitter(enc, 24)
 	checkLayer(t, "TransformerEncoder/pre-norm", enc, []*tensor.Tensor{randn64(25, 2, 3, 4)}, func(in []*tensor.Tensor) *tensor.Tensor {
 		return enc.ForwardMasked(in[0], nn.AttentionMasks{Causal: true})

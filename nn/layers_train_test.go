@@ -1,12 +1,14 @@
 package nn_test
 
 import (
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/checkpoint"
+	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/optim"
 	"github.com/tessera-ml/tessera/tensor"
@@ -29,28 +31,30 @@ func (g *tinyGPT) Children() []nn.Child {
 // forward maps tokens (batch, seq) to logits (batch, seq, vocab).
 func (g *tinyGPT) forward(tokens *tensor.Tensor) *tensor.Tensor {
 	seq := tokens.Size(1)
-	pos := tensor.Arange(0, float64(seq), 1, tensor.Of(tensor.Int32))
+	pos := tensor.Arange(0, float64(seq), 1, tensor.Of(tensor.Int32), tensor.On(tokens.Device()))
 	x := g.Tok.Forward(tokens).Add(g.Pos.Forward(pos))
 	return g.Head.Forward(g.Body.ForwardMasked(x, nn.AttentionMasks{Causal: true}))
 }
 
-// TestTinyGPTLearns: the attention stack composes with embeddings, a
-// loss and an optimizer into a model that learns a periodic sequence's
-// next token (only the causal context determines it past the first
-// steps).
-func TestTinyGPTLearns(t *testing.T) {
-	const vocab, seq, batch, d = 5, 10, 4, 16
-	gen := tensor.WithGenerator(tensor.NewGenerator(1))
+const vocab, seq, batch, width = 5, 10, 4, 16
+
+// newTinyGPT returns a tinyGPT of layers blocks drawn from seed.
+func newTinyGPT(seed uint64, layers int) *tinyGPT {
+	gen := tensor.WithGenerator(tensor.NewGenerator(seed))
 	cfg := nn.DefaultTransformerConfig()
 	cfg.DimFeedforward, cfg.Dropout, cfg.NormFirst, cfg.BatchFirst, cfg.Activation = 32, 0, true, true, "gelu"
-	g := &tinyGPT{
-		Tok:  nn.NewEmbedding(vocab, d, gen),
-		Pos:  nn.NewEmbedding(seq, d, gen),
-		Body: nn.NewTransformerEncoder(nn.NewTransformerEncoderLayer(d, 2, cfg, gen), 2, nn.NewLayerNorm([]int{d})),
-		Head: nn.NewLinear(d, vocab, gen),
+	return &tinyGPT{
+		Tok:  nn.NewEmbedding(vocab, width, gen),
+		Pos:  nn.NewEmbedding(seq, width, gen),
+		Body: nn.NewTransformerEncoder(nn.NewTransformerEncoderLayer(width, 2, cfg, gen), layers, nn.NewLayerNorm([]int{width})),
+		Head: nn.NewLinear(width, vocab, gen),
 	}
-	// Sequences of the cycle 0,1,2,3,4 from different offsets: the next
-	// token is the current one plus 1 mod 5.
+}
+
+// cycleBatch returns sequences of the cycle 0,1,2,3,4 from different
+// offsets, (batch, seq), and their next tokens, (batch·seq): the current
+// token plus 1 mod 5.
+func cycleBatch() (x, y *tensor.Tensor) {
 	var in, out []int32
 	for b := range batch {
 		for s := range seq {
@@ -58,25 +62,55 @@ func TestTinyGPTLearns(t *testing.T) {
 			out = append(out, int32((b+s+1)%vocab))
 		}
 	}
-	x, y := tensor.New(in, batch, seq), tensor.New(out, batch*seq)
+	return tensor.New(in, batch, seq), tensor.New(out, batch*seq)
+}
+
+// trainTinyGPT returns the losses of steps Adam steps of g on dev.
+func trainTinyGPT(g *tinyGPT, dev tensor.Device, steps int) []float64 {
+	nn.To(g, dev)
+	x, y := cycleBatch()
+	x, y = x.To(dev), y.To(dev)
 	opt := optim.NewAdam(nn.Parameters(g), optim.LR(1e-2))
-	var first, last float64
-	for step := range 40 {
+	var losses []float64
+	for range steps {
 		tensor.Scope(func() {
 			loss := nn.CrossEntropy(g.forward(x).Reshape(batch*seq, vocab), y)
 			autograd.Backward(loss)
 			opt.Step()
 			opt.ZeroGrad()
-			if step == 0 {
-				first = loss.Item()
-			}
-			last = loss.Item()
+			losses = append(losses, loss.Item())
 		})
 	}
+	return losses
+}
+
+// TestTinyGPTLearns: the attention stack composes with embeddings, a
+// loss and an optimizer into a model that learns a periodic sequence's
+// next token (only the causal context determines it past the first
+// steps).
+func TestTinyGPTLearns(t *testing.T) {
+	losses := trainTinyGPT(newTinyGPT(1, 2), tensor.CPU, 40)
+	first, last := losses[0], losses[len(losses)-1]
 	if !(last < first/10) {
 		t.Errorf("cross-entropy %.4f after 40 steps from %.4f: not learning", last, first)
 	}
 	t.Logf("cross-entropy %.4f → %.4f in 40 steps", first, last)
+}
+
+// TestTinyGPTGPU: the first training steps on the GPU give the CPU's
+// losses to 1e-3 relative, as the training programs must.
+func TestTinyGPTGPU(t *testing.T) {
+	gpu, ok := devtest.GPU(t)
+	if !ok {
+		t.Skip("no GPU")
+	}
+	cpu, g := trainTinyGPT(newTinyGPT(5, 1), tensor.CPU, 3), trainTinyGPT(newTinyGPT(5, 1), gpu, 3)
+	for i := range cpu {
+		if math.Abs(g[i]-cpu[i]) > 1e-3*math.Abs(cpu[i]) {
+			t.Errorf("step %d: loss %.6f on the GPU, %.6f on the CPU", i, g[i], cpu[i])
+		}
+	}
+	t.Logf("losses cpu %.6f, gpu %.6f", cpu, g)
 }
 
 // TestBatchNormCheckpoint: a model with batch norm trains, saves its

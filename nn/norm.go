@@ -159,6 +159,7 @@ func newBatchNorm(op, name string, c, minDim, maxDim int, opts []tensor.Option) 
 // ErrShape for another rank, a channel count other than C, or a single
 // value per channel in training.
 func (b *BatchNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
+	receiver("BatchNormLayer", b)
 	name := b.name
 	if name == "" {
 		name = "BatchNorm"
@@ -181,6 +182,7 @@ func (b *BatchNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 // Slots returns "weight", "bias", then the buffers "running_mean",
 // "running_var" and "num_batches_tracked", as PyTorch orders them.
 func (b *BatchNormLayer) Slots() []Slot {
+	receiver("BatchNormLayer.Slots", b)
 	return []Slot{Param("weight", &b.Weight), Param("bias", &b.Bias),
 		Buffer("running_mean", &b.RunningMean), Buffer("running_var", &b.RunningVar),
 		Buffer("num_batches_tracked", &b.NumBatchesTracked)}
@@ -191,7 +193,10 @@ func (b *BatchNormLayer) Children() []Child { return nil }
 
 // SetTraining switches between training (batch statistics, updating the
 // running ones) and evaluation (the running statistics).
-func (b *BatchNormLayer) SetTraining(on bool) { b.Training = on }
+func (b *BatchNormLayer) SetTraining(on bool) {
+	receiver("BatchNormLayer.SetTraining", b)
+	b.Training = on
+}
 
 // GroupNorm normalises x (N, C, *) over groups of C/groups channels
 // together with their other dimensions, as
@@ -246,11 +251,13 @@ func NewGroupNorm(groups, c int, opts ...tensor.Option) *GroupNormLayer {
 // Forward returns GroupNorm(x, g.Groups, g.Weight, g.Bias, g.Eps), of
 // x's shape.
 func (g *GroupNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
+	receiver("GroupNormLayer", g)
 	return GroupNorm(x, g.Groups, g.Weight, g.Bias, g.Eps)
 }
 
 // Slots returns "weight" and "bias".
 func (g *GroupNormLayer) Slots() []Slot {
+	receiver("GroupNormLayer.Slots", g)
 	return []Slot{Param("weight", &g.Weight), Param("bias", &g.Bias)}
 }
 

@@ -31,6 +31,7 @@ func NewGRUCell(input, hidden int, opts ...tensor.Option) *GRUCell {
 // (input), and hidden state h of shape (batch, hidden) or (hidden); nil
 // h means zeros. It panics with ErrShape for mismatched shapes.
 func (c *GRUCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
+	receiver("GRUCell", c)
 	need("GRUCell", "x, weight_ih, weight_hh", x, c.WeightIH, c.WeightHH)
 	h = zeroState("GRUCell", x, h, c.WeightHH.Size(1))
 	gi := Linear(x, c.WeightIH, c.BiasIH).Chunk(3, -1)
@@ -44,6 +45,7 @@ func (c *GRUCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.GRUCell names them.
 func (c *GRUCell) Slots() []Slot {
+	receiver("GRUCell.Slots", c)
 	return cellSlots("", c.weights())
 }
 
@@ -69,7 +71,10 @@ type StackOptions struct {
 }
 
 // SetTraining switches the dropout between layers on (training) or off.
-func (o *StackOptions) SetTraining(on bool) { o.Training = on }
+func (o *StackOptions) SetTraining(on bool) {
+	receiver("StackOptions.SetTraining", o)
+	o.Training = on
+}
 
 // RNN is torch.nn.RNN without bidirectionality: a stack of RNNCells
 // (tanh, or relu for NewRNN's relu), layer l+1 reading the hidden states
@@ -88,7 +93,7 @@ type RNN struct {
 // U(-1/√hidden, 1/√hidden); in training mode, without dropout. It
 // panics with ErrArgument when layers < 1 or a size is negative.
 func NewRNN(input, hidden, layers int, relu bool, opts ...tensor.Option) *RNN {
-	return &RNN{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewRNN", input, hidden, layers, func(in int) *RNNCell {
+	return &RNN{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewRNN", 1, input, hidden, layers, func(in int) *RNNCell {
 		c := NewRNNCell(in, hidden, opts...)
 		c.ReLU = relu
 		return c
@@ -103,6 +108,7 @@ func NewRNN(input, hidden, layers int, relu bool, opts ...tensor.Option) *RNN {
 // returns output, h_n. It panics with ErrShape when x is neither 2-D
 // nor 3-D or h0 has the wrong shape.
 func (m *RNN) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
+	receiver("RNN", m)
 	out, s := runStack("RNN", m.Cells, m.StackOptions, oneState((*RNNCell).Forward), x, h0)
 	return out, s[0]
 }
@@ -110,6 +116,7 @@ func (m *RNN) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
 // Slots returns the cells' weights and biases layer by layer under
 // torch.nn.RNN's names. It panics with ErrArgument for a nil cell.
 func (m *RNN) Slots() []Slot {
+	receiver("RNN.Slots", m)
 	return stackSlots("RNN", m.Cells)
 }
 
@@ -128,7 +135,7 @@ type GRU struct {
 // hidden → hidden), initialised as NewGRUCell. It panics with
 // ErrArgument when layers < 1 or a size is negative.
 func NewGRU(input, hidden, layers int, opts ...tensor.Option) *GRU {
-	return &GRU{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewGRU", input, hidden, layers, func(in int) *GRUCell {
+	return &GRU{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewGRU", 3, input, hidden, layers, func(in int) *GRUCell {
 		return NewGRUCell(in, hidden, opts...)
 	})}
 }
@@ -137,6 +144,7 @@ func NewGRU(input, hidden, layers int, opts ...tensor.Option) *GRU {
 // and hn, with the shapes of RNN.Forward, as torch.nn.GRU. It panics as
 // RNN.Forward.
 func (m *GRU) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
+	receiver("GRU", m)
 	out, s := runStack("GRU", m.Cells, m.StackOptions, oneState((*GRUCell).Forward), x, h0)
 	return out, s[0]
 }
@@ -144,20 +152,22 @@ func (m *GRU) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
 // Slots returns the cells' weights and biases layer by layer under
 // torch.nn.GRU's names. It panics with ErrArgument for a nil cell.
 func (m *GRU) Slots() []Slot {
+	receiver("GRU.Slots", m)
 	return stackSlots("GRU", m.Cells)
 }
 
 // Children returns nil.
 func (m *GRU) Children() []Child { return nil }
 
-// stackCells returns the cells of a stack of layers: cell(input), then
-// cell(hidden) for the layers above. It panics with ErrArgument when
-// layers < 1 or a size is negative.
-func stackCells[C any](op string, input, hidden, layers int, cell func(in int) C) []C {
+// stackCells returns the cells of a stack of layers of gates·hidden
+// units: cell(input), then cell(hidden) for the layers above. It panics
+// with ErrArgument when layers < 1 or a size is negative and as
+// checkRecurrentSize for a stack beyond the CPU budget.
+func stackCells[C any](op string, gates, input, hidden, layers int, cell func(in int) C) []C {
 	if layers < 1 {
 		fail(op, tensor.ErrArgument, fmt.Sprintf("need at least one layer, got %d", layers))
 	}
-	checkSizes(op, input, hidden)
+	checkRecurrentSize(op, layers, gates, input, hidden)
 	cells := make([]C, layers)
 	for l := range cells {
 		in := hidden

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 
 	"github.com/tessera-ml/tessera/tensor"
@@ -120,7 +121,7 @@ func (l *LSTMCell) Children() []Child { return nil }
 // bound of 0 for no hidden units). It panics with ErrArgument for a
 // negative size.
 func cellParams(op string, gates, input, hidden int, opts []tensor.Option) (wih, whh, bih, bhh *tensor.Tensor) {
-	checkSizes(op, input, hidden)
+	checkRecurrentSize(op, 1, gates, input, hidden)
 	b := 0.0
 	if hidden > 0 {
 		b = 1 / math.Sqrt(float64(hidden))
@@ -128,6 +129,25 @@ func cellParams(op string, gates, input, hidden int, opts []tensor.Option) (wih,
 	n := gates * hidden
 	return uniformParam([]int{n, input}, b, opts), uniformParam([]int{n, hidden}, b, opts),
 		uniformParam([]int{n}, b, opts), uniformParam([]int{n}, b, opts)
+}
+
+// checkRecurrentSize panics, naming op, with ErrArgument for a negative
+// size and with ErrOutOfMemory when copies cells of gates·hidden units
+// over input features (gates·hidden·(input + hidden + 2) parameters
+// each) would not fit the CPU budget as float32, before anything is
+// allocated: a stack of 2⁴⁰ layers is refused at once, and gates·hidden
+// never wraps.
+func checkRecurrentSize(op string, copies, gates, input, hidden int) {
+	checkSizes(op, input, hidden)
+	n := big.NewInt(2)
+	n.Add(n, big.NewInt(int64(max(input, hidden))))
+	n.Add(n, big.NewInt(int64(hidden)))
+	for _, f := range []int{copies, gates, hidden, 4} {
+		n.Mul(n, big.NewInt(int64(f)))
+	}
+	if budget, err := tensor.CPUBudget(); err == nil && n.Cmp(big.NewInt(budget)) > 0 {
+		fail(op, tensor.ErrOutOfMemory, fmt.Sprintf("%d layers of %d×%d units over %d inputs: %v bytes of float32 parameters exceed the CPU budget of %d bytes", copies, gates, hidden, input, n, budget))
+	}
 }
 
 // zeroState returns s, or zeros of x's batch shape with size hidden when
@@ -161,7 +181,7 @@ type LSTM struct {
 // without dropout. It panics with ErrArgument when layers < 1 or a size
 // is negative.
 func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
-	return &LSTM{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewLSTM", input, hidden, layers, func(in int) *LSTMCell {
+	return &LSTM{StackOptions: StackOptions{Training: true}, Cells: stackCells("NewLSTM", 4, input, hidden, layers, func(in int) *LSTMCell {
 		return NewLSTMCell(in, hidden, opts...)
 	})}
 }
@@ -174,6 +194,7 @@ func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
 // torch.nn.LSTM returns output, (h_n, c_n). It panics with ErrShape when
 // x is neither 2-D nor 3-D or a state has the wrong shape.
 func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
+	receiver("LSTM", m)
 	out, s := runStack("LSTM", m.Cells, m.StackOptions, func(c *LSTMCell, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
 		h, cell := c.Forward(x, s[0], s[1])
 		return []*tensor.Tensor{h, cell}
@@ -186,6 +207,7 @@ func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
 // "bias_hh_l0", "weight_ih_l1", …. It panics with ErrArgument for a nil
 // cell.
 func (m *LSTM) Slots() []Slot {
+	receiver("LSTM.Slots", m)
 	return stackSlots("LSTM", m.Cells)
 }
 

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math/big"
 	"strconv"
 
 	"github.com/tessera-ml/tessera/tensor"
@@ -102,6 +103,7 @@ func (l *TransformerEncoderLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 // masks.KeyPadding); PerHeadWeights and SkipWeights are ignored. It
 // panics as MultiheadAttention.Forward.
 func (l *TransformerEncoderLayer) ForwardMasked(x *tensor.Tensor, masks AttentionMasks) *tensor.Tensor {
+	receiver("TransformerEncoderLayer", l)
 	need("TransformerEncoderLayer", "x", x)
 	if l.SelfAttn == nil || l.Linear1 == nil || l.Linear2 == nil || l.Norm1 == nil || l.Norm2 == nil || l.Activation == nil {
 		fail("TransformerEncoderLayer", tensor.ErrArgument, "self_attn, linear1, linear2, norm1, norm2 and the activation must not be nil", x)
@@ -134,6 +136,7 @@ func (l *TransformerEncoderLayer) Slots() []Slot { return nil }
 // Children returns "self_attn", "linear1", "dropout", "linear2",
 // "norm1", "norm2", "dropout1", "dropout2", PyTorch's names and order.
 func (l *TransformerEncoderLayer) Children() []Child {
+	receiver("TransformerEncoderLayer.Children", l)
 	return []Child{{"self_attn", l.SelfAttn}, {"linear1", l.Linear1}, {"dropout", l.Drop}, {"linear2", l.Linear2},
 		{"norm1", l.Norm1}, {"norm2", l.Norm2}, {"dropout1", l.Drop1}, {"dropout2", l.Drop2}}
 }
@@ -170,10 +173,18 @@ type TransformerEncoder struct {
 // NewTransformerEncoder returns torch.nn.TransformerEncoder(layer,
 // numLayers, norm): numLayers copies of layer (each starting from
 // layer's parameters, as PyTorch deep-copies it), then norm (nil for
-// none). It panics with ErrArgument when layer is nil or numLayers < 1.
+// none). It panics with ErrArgument when layer is nil or numLayers < 1,
+// and with ErrOutOfMemory when the copies would exceed the CPU budget.
 func NewTransformerEncoder(layer *TransformerEncoderLayer, numLayers int, norm *LayerNormLayer) *TransformerEncoder {
 	if layer == nil || numLayers < 1 {
 		fail("NewTransformerEncoder", tensor.ErrArgument, fmt.Sprintf("need a layer and at least one copy of it, got %d", numLayers))
+	}
+	bytes := big.NewInt(0)
+	for _, t := range StateDict(layer) {
+		bytes.Add(bytes, big.NewInt(int64(t.Numel()*t.DType().Size())))
+	}
+	if budget, err := tensor.CPUBudget(); err == nil && bytes.Mul(bytes, big.NewInt(int64(numLayers))).Cmp(big.NewInt(budget)) > 0 {
+		fail("NewTransformerEncoder", tensor.ErrOutOfMemory, fmt.Sprintf("%d copies of the layer (%v bytes) exceed the CPU budget of %d bytes", numLayers, bytes, budget))
 	}
 	e := &TransformerEncoder{Norm: norm}
 	for range numLayers {
@@ -191,6 +202,7 @@ func (e *TransformerEncoder) Forward(x *tensor.Tensor) *tensor.Tensor {
 // src_key_padding_mask in PyTorch). It panics with ErrArgument for a nil
 // layer and as MultiheadAttention.Forward.
 func (e *TransformerEncoder) ForwardMasked(x *tensor.Tensor, masks AttentionMasks) *tensor.Tensor {
+	receiver("TransformerEncoder", e)
 	for i, l := range e.Layers {
 		if l == nil {
 			fail("TransformerEncoder", tensor.ErrArgument, fmt.Sprintf("layer %d is nil", i))
@@ -209,6 +221,7 @@ func (e *TransformerEncoder) Slots() []Slot { return nil }
 // Children returns the layers as "layers" (whose children are "0",
 // "1", …, as a torch.nn.ModuleList) and Norm as "norm" when not nil.
 func (e *TransformerEncoder) Children() []Child {
+	receiver("TransformerEncoder.Children", e)
 	out := []Child{{Name: "layers", Module: moduleList[*TransformerEncoderLayer](e.Layers)}}
 	if e.Norm != nil {
 		out = append(out, Child{Name: "norm", Module: e.Norm})

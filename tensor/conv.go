@@ -1,7 +1,5 @@
 package tensor
 
-import "fmt"
-
 // ConvOptions are the arguments of Conv2d and ConvTranspose2d after the
 // tensors, as torch.nn.functional.conv2d and conv_transpose2d take them:
 // Stride, Padding and Dilation as (height, width) pairs, zero Stride and
@@ -22,14 +20,13 @@ func (o ConvOptions) groups() int { return max(o.Groups, 1) }
 
 // convArgs are the checked operands of a convolution: x as 4-D (and
 // whether it was 3-D), weight and bias in the float dtype they compute
-// in, the groups, the window of the weight's kernel, and x's batch and
-// extent.
+// in, the groups, the window of the weight's kernel, and x's extent.
 type convArgs struct {
 	x, w, b   *Tensor
 	unbatched bool
 	g         int
 	win       Window2d
-	n, h, wd  int
+	h, wd     int
 }
 
 // convOperands checks the operands shared by Conv2d and
@@ -71,7 +68,7 @@ func convOperands(op string, x, weight, bias *Tensor, o ConvOptions, transposed 
 	win := o.window(ws[2], ws[3])
 	win.check(op, x, weight)
 	return convArgs{x: x4.Cast(dt), w: weight.Cast(dt), b: bias, unbatched: unbatched, g: g, win: win,
-		n: x4.shape[0], h: x4.shape[2], wd: x4.shape[3]}
+		h: x4.shape[2], wd: x4.shape[3]}
 }
 
 // withBias adds bias (C) or nil over dim 1 of y (N, C, H, W) and drops
@@ -92,25 +89,29 @@ func withBias(y, bias *Tensor, unbatched bool) *Tensor {
 // ow) for a 3-D x (Cin, H, W). It unfolds x into columns (im2col) and
 // multiplies them by the weight with MatMul, one matrix product per
 // group, so both devices run it through their GEMM; the gradients are
-// those of Unfold and MatMul. Integer inputs are computed in Float32.
+// those of Unfold and MatMul. The columns take kh·kw times the input's
+// memory, and autograd keeps them for the weight's gradient; a batch
+// whose columns pass 64 MiB runs by slices of samples. Integer inputs are computed in Float32.
 // It panics with ErrShape when the channels, groups or bias do not match
 // or the kernel does not fit the padded input, ErrArgument for a
 // non-positive stride, dilation or groups or a negative padding, and
 // ErrDevice for operands on different devices.
 func Conv2d(x, weight, bias *Tensor, o ConvOptions) *Tensor {
 	a := convOperands("Conv2d", x, weight, bias, o, false)
-	x4, w, g, win, n := a.x, a.w, a.g, a.win, a.n
-	cout := w.shape[0]
+	w, g, win := a.w, a.g, a.win
+	cout, kk := w.shape[0], w.shape[2]*w.shape[3]
 	oh, ow := win.outSize("Conv2d", a.h, a.wd, x, weight)
-	cols := unfold("Conv2d", x4, win, 0) // (N, Cin·kh·kw, L)
-	k := cols.shape[1] / g
-	var y *Tensor
-	if g == 1 {
-		y = w.Reshape(cout, k).MatMul(cols)
-	} else {
-		y = w.Reshape(g, cout/g, k).MatMul(cols.Reshape(n, g, k, oh*ow))
-	}
-	return withBias(y.Reshape(n, cout, oh, ow), a.b, a.unbatched)
+	k := a.x.shape[1] / g * kk // the columns of one group
+	wm := w.Reshape(g, cout/g, k)
+	y := byBatch(a.x, shapeNumel("Conv2d", []int{g, k, oh, ow}, x, weight), func(xs *Tensor) []*Tensor {
+		n := xs.shape[0]
+		cols := unfold("Conv2d", xs, win, 0) // (n, Cin·kh·kw, L)
+		if g == 1 {
+			return []*Tensor{wm.Squeeze(0).MatMul(cols).Reshape(n, cout, oh, ow)}
+		}
+		return []*Tensor{wm.MatMul(cols.Reshape(n, g, k, oh*ow)).Reshape(n, cout, oh, ow)}
+	})[0]
+	return withBias(y, a.b, a.unbatched)
 }
 
 // ConvTranspose2d returns the transposed convolution of x (N, Cin, H, W)
@@ -124,7 +125,7 @@ func Conv2d(x, weight, bias *Tensor, o ConvOptions) *Tensor {
 // when an output padding is not smaller than the stride or the dilation.
 func ConvTranspose2d(x, weight, bias *Tensor, o ConvOptions) *Tensor {
 	a := convOperands("ConvTranspose2d", x, weight, bias, o, true)
-	x4, w, g, win, n, h, wd := a.x, a.w, a.g, a.win, a.n, a.h, a.wd
+	w, g, win, h, wd := a.w, a.g, a.win, a.h, a.wd
 	cin, kh, kw := w.shape[0], w.shape[2], w.shape[3]
 	var size [2]int
 	for i, in := range [2]int{h, wd} {
@@ -137,13 +138,39 @@ func ConvTranspose2d(x, weight, bias *Tensor, o ConvOptions) *Tensor {
 			failf("ConvTranspose2d", ErrShape, []*Tensor{x, weight}, "the output size %v is not positive", size)
 		}
 	}
-	if oh, ow := win.positions(0, size[0]), win.positions(1, size[1]); oh != h || ow != wd {
-		panic(fmt.Sprintf("tensor: ConvTranspose2d: %d×%d window positions over %v, want %d×%d", oh, ow, size, h, wd))
-	}
 	cout := w.shape[1] * g
-	// (G, Cout/G·kh·kw, Cin/G) · (N, G, Cin/G, H·W): every input pixel's
+	// (G, Cout/G·kh·kw, Cin/G) · (n, G, Cin/G, H·W): every input pixel's
 	// contribution to each kernel element of each output channel.
 	wt := w.Reshape(g, cin/g, cout/g*kh*kw).Transpose(1, 2)
-	cols := wt.MatMul(x4.Reshape(n, g, cin/g, h*wd)).Reshape(n, cout*kh*kw, h*wd)
-	return withBias(fold(cols, size, win), a.b, a.unbatched)
+	y := byBatch(a.x, shapeNumel("ConvTranspose2d", []int{cout, kh, kw, h, wd}, x, weight), func(xs *Tensor) []*Tensor {
+		n := xs.shape[0]
+		cols := wt.MatMul(xs.Reshape(n, g, cin/g, h*wd)).Reshape(n, cout*kh*kw, h*wd)
+		return []*Tensor{foldPadded(cols, size, win, h, wd)}
+	})[0]
+	return withBias(y, a.b, a.unbatched)
+}
+
+// foldPadded folds the columns of a transposed convolution, (N,
+// Cout·kh·kw, h·wd), into an output of size. An output padding of a
+// stride or more (allowed below the dilation) adds window positions:
+// then it folds the whole unpadded output and cuts the padding off it,
+// extended by zeros where the output padding reaches past it.
+func foldPadded(cols *Tensor, size [2]int, win Window2d, h, wd int) *Tensor {
+	if win.positions(0, size[0]) == h && win.positions(1, size[1]) == wd {
+		return fold(cols, size, win)
+	}
+	full := [2]int{(h-1)*win.Stride[0] + win.Dilation[0]*(win.Kernel[0]-1) + 1, (wd-1)*win.Stride[1] + win.Dilation[1]*(win.Kernel[1]-1) + 1}
+	bare := win
+	bare.Padding = [2]int{}
+	y := fold(cols, full, bare)
+	for i := range 2 {
+		dim, p := 2+i, win.Padding[i]
+		if extra := p + size[i] - full[i]; extra > 0 {
+			zshape := y.Shape()
+			zshape[dim] = extra
+			y = Cat([]*Tensor{y, Zeros(zshape, Like(y))}, dim)
+		}
+		y = y.Narrow(dim, p, size[i])
+	}
+	return y
 }

@@ -55,6 +55,12 @@ func TestConvBadInput(t *testing.T) {
 		{"fold positions", "Fold", tensor.ErrShape, func() { tensor.Fold(tensor.Zeros([]int{2, 9, 11}), [2]int{5, 6}, k3) }},
 		{"fold size", "Fold", tensor.ErrArgument, func() { tensor.Fold(tensor.Zeros([]int{2, 9, 12}), [2]int{-5, 6}, k3) }},
 		{"fold 4-D", "Fold", tensor.ErrShape, func() { tensor.Fold(x, [2]int{5, 6}, k3) }},
+		{"huge pool kernel", "MaxPool2d", tensor.ErrShape, func() {
+			tensor.MaxPool2d(tensor.Zeros([]int{1, 1, 1, 1}), tensor.Window2d{Kernel: [2]int{1 << 32, 1 << 32}, Padding: [2]int{1 << 31, 1 << 31}})
+		}},
+		{"huge fold kernel", "Fold", tensor.ErrShape, func() {
+			tensor.Fold(tensor.Zeros([]int{1, 1, 1}), [2]int{1, 1}, tensor.Window2d{Kernel: [2]int{1 << 32, 1 << 32}, Padding: [2]int{1 << 31, 1 << 31}})
+		}},
 		{"max pool padding", "MaxPool2d", tensor.ErrArgument, func() {
 			tensor.MaxPool2d(x, tensor.Window2d{Kernel: [2]int{3, 3}, Padding: [2]int{2, 0}})
 		}},

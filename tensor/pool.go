@@ -19,11 +19,15 @@ func poolWindow(op string, x *Tensor, w Window2d) Window2d {
 }
 
 // pooled unfolds the 4-D x for a pool, reading padding as pad, and
-// returns the windows as (N, C, kh·kw, L) with the positions (oh, ow).
-func pooled(op string, x *Tensor, w Window2d, pad float64) (*Tensor, int, int) {
+// returns f of the windows as (n, C, kh·kw, L), run by slices of the
+// batch (byBatch), and the positions (oh, ow).
+func pooled(op string, x *Tensor, w Window2d, pad float64, f func(win *Tensor) []*Tensor) ([]*Tensor, int, int) {
 	oh, ow := w.outSize(op, x.shape[2], x.shape[3], x)
-	cols := unfold(op, x, w, pad)
-	return cols.Reshape(x.shape[0], x.shape[1], w.Kernel[0]*w.Kernel[1], oh*ow), oh, ow
+	c, kk := x.shape[1], shapeNumel(op, w.Kernel[:], x)
+	outs := byBatch(x, shapeNumel(op, []int{c, kk, oh, ow}, x), func(xs *Tensor) []*Tensor {
+		return f(unfold(op, xs, w, pad).Reshape(xs.shape[0], c, kk, oh*ow))
+	})
+	return outs, oh, ow
 }
 
 // unbatch drops the batch dim that batched4 added.
@@ -59,8 +63,12 @@ func maxPool2d(x *Tensor, w Window2d, withIndices bool) (out, indices *Tensor) {
 	argsNonNil("MaxPool2d", 1, x)
 	x4, unbatched := batched4("MaxPool2d", x)
 	w = poolWindow("MaxPool2d", x, w)
-	win, oh, ow := pooled("MaxPool2d", x4, w, math.Inf(-1))
-	vals, at := win.MaxDim(2, false) // (N, C, L): the value and its kernel element
+	// (N, C, L): the maximum of each window and its kernel element.
+	outs, oh, ow := pooled("MaxPool2d", x4, w, math.Inf(-1), func(win *Tensor) []*Tensor {
+		vals, at := win.MaxDim(2, false)
+		return []*Tensor{vals, at}
+	})
+	vals, at := outs[0], outs[1]
 	n, c := x4.shape[0], x4.shape[1]
 	out = unbatch(vals.Reshape(n, c, oh, ow), unbatched)
 	if !withIndices {
@@ -69,6 +77,9 @@ func maxPool2d(x *Tensor, w Window2d, withIndices bool) (out, indices *Tensor) {
 	// The input position of kernel element k at window position l is
 	// rowOff[k] + base[l], both tables made on the host.
 	width := x4.shape[3]
+	if x4.shape[2]*width > math.MaxInt32 {
+		fail("MaxPool2d", ErrArgument, "indices into a plane of more than 2^31-1 elements do not fit Int32", x)
+	}
 	rowOff := make([]int32, 0, w.Kernel[0]*w.Kernel[1])
 	for i := range w.Kernel[0] {
 		for j := range w.Kernel[1] {
@@ -102,7 +113,10 @@ func AvgPool2d(x *Tensor, w Window2d, countIncludePad bool) *Tensor {
 		failf("AvgPool2d", ErrArgument, []*Tensor{x}, "avg_pool2d has no dilation, got %v", w.Dilation)
 	}
 	w = poolWindow("AvgPool2d", x, w)
-	win, oh, ow := pooled("AvgPool2d", x4, w, 0)
+	outs, oh, ow := pooled("AvgPool2d", x4, w, 0, func(win *Tensor) []*Tensor {
+		return []*Tensor{win.SumDims([]int{2}, false)}
+	})
+	sums := outs[0]
 	h, wd := x4.shape[2], x4.shape[3]
 	div := make([]float64, 0, oh*ow)
 	for i := range oh {
@@ -110,7 +124,6 @@ func AvgPool2d(x *Tensor, w Window2d, countIncludePad bool) *Tensor {
 			div = append(div, float64(poolCount(i, w, 0, h, countIncludePad)*poolCount(j, w, 1, wd, countIncludePad)))
 		}
 	}
-	sums := win.SumDims([]int{2}, false)
 	mean := sums.Div(From(div, []int{oh * ow}, On(x.Device()), In(x.Context()), Of(sums.dtype)))
 	return unbatch(mean.Reshape(x4.shape[0], x4.shape[1], oh, ow), unbatched)
 }

@@ -1,6 +1,9 @@
 package tensor
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Convolution and pooling rest on two primitive ops, OpUnfold (im2col)
 // and OpFold (col2im), each other's adjoint: Unfold copies every
@@ -124,7 +127,7 @@ func unfold(op string, x *Tensor, w Window2d, pad float64) *Tensor {
 	w.check(op, x)
 	n, c, h, wd := x.shape[0], x.shape[1], x.shape[2], x.shape[3]
 	oh, ow := w.outSize(op, h, wd, x)
-	shape := []int{n, c * w.Kernel[0] * w.Kernel[1], oh * ow}
+	shape := []int{n, shapeNumel(op, []int{c, w.Kernel[0], w.Kernel[1]}, x), oh * ow}
 	shapeNumel(op, shape, x)
 	out := newTensor(x.dtype, shape, x.Device())
 	backendOf(x.Device()).unfold(out, x, window{w, c, h, wd, oh, ow}, pad)
@@ -166,7 +169,7 @@ func fold(cols *Tensor, size [2]int, w Window2d) *Tensor {
 		failf("Fold", ErrArgument, []*Tensor{cols}, "bad output size %v", size)
 	}
 	oh, ow := w.outSize("Fold", size[0], size[1], cols)
-	kk := w.Kernel[0] * w.Kernel[1]
+	kk := shapeNumel("Fold", w.Kernel[:], cols)
 	n, rows, l := cols.shape[0], cols.shape[1], cols.shape[2]
 	if rows%kk != 0 || l != oh*ow {
 		fail("Fold", ErrShape, fmt.Sprintf("columns must be (N, C·%d, %d) for the window %+v and output size %v", kk, oh*ow, w, size), cols)
@@ -177,4 +180,45 @@ func fold(cols *Tensor, size [2]int, w Window2d) *Tensor {
 	out := newTensor(cols.dtype, shape, cols.Device())
 	backendOf(cols.Device()).fold(out, cols, window{w, c, size[0], size[1], oh, ow})
 	return record(out, OpFold, Attrs{Window: w, Shape: shape}, cols)
+}
+
+// unfoldChunkBytes bounds the columns that one Unfold of a convolution
+// or a pool makes: a larger batch runs in slices of samples whose
+// columns fit, the results concatenated along the batch (byBatch), so
+// that no buffer passes a GPU's per-binding limit (128 MiB on lavapipe)
+// merely because the batch is large. Samples are independent, so the
+// outputs and the input's gradient do not depend on it; a weight's
+// gradient sums the slices' sums, equal within rounding.
+var unfoldChunkBytes = 64 << 20
+
+// byBatch runs f on x, or on slices of x's batch (dim 0) when the
+// columns of the whole batch, perSample elements of x's dtype per
+// sample, pass unfoldChunkBytes, and concatenates each of f's results
+// along dim 0. A single sample larger than the bound runs alone.
+func byBatch(x *Tensor, perSample int, f func(x *Tensor) []*Tensor) []*Tensor {
+	n, size := x.shape[0], math.MaxInt
+	if perSample <= math.MaxInt/x.dtype.Size() {
+		size = perSample * x.dtype.Size()
+	}
+	if n <= 1 || size <= unfoldChunkBytes/n {
+		return f(x)
+	}
+	return byBatchSlices(x, max(1, unfoldChunkBytes/max(size, 1)), f)
+}
+
+// byBatchSlices is byBatch over slices of step samples.
+func byBatchSlices(x *Tensor, step int, f func(x *Tensor) []*Tensor) []*Tensor {
+	var parts [][]*Tensor
+	for lo := 0; lo < x.shape[0]; lo += step {
+		parts = append(parts, f(x.Narrow(0, lo, min(step, x.shape[0]-lo))))
+	}
+	out := make([]*Tensor, len(parts[0]))
+	for i := range out {
+		pieces := make([]*Tensor, len(parts))
+		for k, p := range parts {
+			pieces[k] = p[i]
+		}
+		out[i] = Cat(pieces, 0)
+	}
+	return out
 }

@@ -59,6 +59,9 @@ def conv_cases():
         ("2x3x5x4_k3_stride2_pad1_outpad1", [2, 3, 5, 4], [3, 2, 3, 3], True, 2, 1, 1, 1, 1),
         ("2x4x3x5_k2x3_stride3x2_groups2", [2, 4, 3, 5], [4, 3, 2, 3], False, [3, 2], [0, 1], [2, 1], 1, 2),
         ("1x3x5x5_k3_dil2", [1, 3, 5, 5], [3, 2, 3, 3], True, 1, 2, 0, 2, 1),
+        # Output paddings of a stride or more, allowed below the dilation.
+        ("1x2x4x5_k3_dil2_outpad1_pad1", [1, 2, 4, 5], [2, 3, 3, 3], True, 1, 1, 1, 2, 1),
+        ("2x2x3x4_k2x3_stride2x1_dil3_outpad2x1", [2, 2, 3, 4], [2, 2, 2, 3], False, [2, 1], 0, [2, 1], 3, 1),
     ]
     for nm, xs, ws, bias, st, pd, op, dl, g in tconvs:
         a = {"stride": pair(st), "padding": pair(pd), "output_padding": pair(op), "dilation": pair(dl), "groups": g}

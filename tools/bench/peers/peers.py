@@ -87,9 +87,14 @@ def torch_mlp_step(dev, batch, *widths):
         if i + 2 < len(widths):
             layers.append(nn.ReLU())
     model = nn.Sequential(*layers).to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01)
     x = torch.randn(batch, widths[0], device=dev)
     y = torch.randint(0, widths[-1], (batch,), device=dev)
+    return classifier_step(model, x, y)
+
+
+def classifier_step(model, x, y):
+    """One SGD (lr 0.01) step of a classifier on a fixed batch."""
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
 
     def step():
         opt.zero_grad()
@@ -98,6 +103,16 @@ def torch_mlp_step(dev, batch, *widths):
         opt.step()
         loss.item()
     return step
+
+
+def torch_cnn_step(dev, batch, c1, c2):
+    model = nn.Sequential(
+        nn.Conv2d(1, c1, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(c1, c2, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(c2 * 7 * 7, 10)).to(dev)
+    x = torch.randn(batch, 1, 28, 28, device=dev)
+    y = torch.randint(0, 10, (batch,), device=dev)
+    return classifier_step(model, x, y)
 
 
 def char_data(vocab, seq):
@@ -200,7 +215,7 @@ WORKLOADS = {
     "torch": {
         "gemm": torch_gemm, "conv2d": torch_conv2d, "mul_add": torch_mul_add, "sum": torch_sum,
         "softmax": torch_softmax, "tiny_op": torch_tiny_op,
-        "mlp_step": torch_mlp_step, "minchar_step": torch_minchar_step,
+        "mlp_step": torch_mlp_step, "cnn_step": torch_cnn_step, "minchar_step": torch_minchar_step,
     },
     "numpy": {"minchar_step": numpy_minchar_step},
 }
