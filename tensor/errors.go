@@ -122,6 +122,12 @@ func failf(op string, kind error, ts []*Tensor, format string, args ...any) {
 // one of its tensor arguments, is nil; args sit at argument positions
 // first, first+1, ... (1-based, as the call is written). Ops call it on
 // entry; it only compares pointers.
+// receiver returns t after checking, for op, that it is not nil.
+func (t *Tensor) receiver(op string) *Tensor {
+	t.nonNil(op, 0)
+	return t
+}
+
 func (x *Tensor) nonNil(op string, first int, args ...*Tensor) {
 	if x == nil {
 		nilArgument(op, 0)

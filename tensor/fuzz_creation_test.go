@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -91,7 +92,7 @@ func decodeCreate(r *bytesReader, dt tensor.DType) createCase {
 		if dt == tensor.Bool && math.IsNaN(v) {
 			c.v = max(c.v, mayWork)
 		}
-		c.want = ref{shape, slices.Repeat([]float64{w}, max(numel(shape), 0)*b2i(c.v == mustWork))}
+		c.want = ref{shape, slices.Repeat([]float64{w}, max(layout.Numel(shape), 0)*b2i(c.v == mustWork))}
 		return c
 	case 1:
 		start, end, step := r.float(), r.float(), r.float()
@@ -264,7 +265,7 @@ func runCreate(t *testing.T, dev tensor.Device, dt tensor.DType, c createCase) {
 			}
 		}
 	case c.v == mustWork:
-		if !slices.Equal(shape, c.want.shape) || !closeFloats(got, c.want.v, c.tol) {
+		if !slices.Equal(shape, c.want.shape) || !fuzzWithin(got, c.want.v, c.tol) {
 			t.Fatalf("%s: got %v %v, want %v %v", what, shape, got, c.want.shape, c.want.v)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -202,7 +203,7 @@ func (r *bytesReader) partnerShape(s []int) []int {
 }
 
 func (r *bytesReader) values(shape []int) []float64 {
-	v := make([]float64, numel(shape))
+	v := make([]float64, layout.Numel(shape))
 	for i := range v {
 		v[i] = r.float()
 	}
@@ -271,7 +272,7 @@ func FuzzElementwise(f *testing.F) {
 			if op.inexact != nil && op.inexact(a.v[i]) {
 				continue
 			}
-			if !closeFloats(c[i:i+1], g[i:i+1], tol) && math.Abs(c[i]) < 1e30 && math.Abs(g[i]) < 1e30 && !math.IsInf(c[i], 0) == !math.IsInf(g[i], 0) {
+			if !fuzzWithin(c[i:i+1], g[i:i+1], tol) && math.Abs(c[i]) < 1e30 && math.Abs(g[i]) < 1e30 && !math.IsInf(c[i], 0) == !math.IsInf(g[i], 0) {
 				t.Fatalf("%s: CPU %v, GPU %v (element %d)", what, c, g, i)
 			}
 		}

@@ -10,7 +10,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -95,16 +97,8 @@ type ref struct {
 	v     []float64
 }
 
-func numel(shape []int) int {
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	return n
-}
-
 // refIota is 0, 1, ..., n-1 in shape.
-func refIota(shape []int) ref { return ref{slices.Clone(shape), iota64(numel(shape))} }
+func refIota(shape []int) ref { return ref{slices.Clone(shape), iota64(layout.Numel(shape))} }
 
 // at returns r's element at idx.
 func (r ref) at(idx []int) float64 {
@@ -118,8 +112,8 @@ func (r ref) at(idx []int) float64 {
 
 // gen builds the reference of shape whose element at idx is f(idx).
 func gen(shape []int, f func(idx []int) float64) ref {
-	out := ref{shape: slices.Clone(shape), v: make([]float64, 0, numel(shape))}
-	if numel(shape) == 0 {
+	out := ref{shape: slices.Clone(shape), v: make([]float64, 0, layout.Numel(shape))}
+	if layout.Numel(shape) == 0 {
 		return out
 	}
 	idx := make([]int, len(shape))
@@ -156,22 +150,10 @@ func call(t *testing.T, what string, f func()) (ok bool) {
 	return true
 }
 
-// closeFloats reports whether got equals want element by element, NaNs
-// equal, within tol relative (0: exactly).
-func closeFloats(got, want []float64, tol float64) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for i := range got {
-		g, w := got[i], want[i]
-		if g == w || (math.IsNaN(g) && math.IsNaN(w)) {
-			continue
-		}
-		if tol == 0 || math.IsNaN(g) || math.IsNaN(w) || math.IsInf(w, 0) || math.Abs(g-w) > tol*(1+math.Abs(w)) {
-			return false
-		}
-	}
-	return true
+// fuzzWithin reports whether got equals want element by element, NaNs
+// equal, within tol·(1+|want|) (0: exactly).
+func fuzzWithin(got, want []float64, tol float64) bool {
+	return len(got) == len(want) && approx.Mismatch(got, want, approx.Rel1(tol)) < 0
 }
 
 // checkRef fails t unless x has r's shape and values (within tol).
@@ -180,7 +162,7 @@ func checkRef(t *testing.T, what string, x *tensor.Tensor, r ref, tol float64) {
 	if !slices.Equal(x.Shape(), r.shape) {
 		t.Fatalf("%s: shape %v, want %v", what, x.Shape(), r.shape)
 	}
-	if got := x.Float64s(); !closeFloats(got, r.v, tol) {
+	if got := x.Float64s(); !fuzzWithin(got, r.v, tol) {
 		t.Fatalf("%s: got %v, want %v", what, got, r.v)
 	}
 }

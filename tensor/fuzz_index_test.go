@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -93,14 +94,14 @@ func decodeIndex(r *bytesReader, dt tensor.DType) indexCase {
 		if ok {
 			is[p] = r.small(4)
 		}
-		iv := r.indexValues(numel(is), sizeAt(xs, p, ok))
+		iv := r.indexValues(layout.Numel(is), sizeAt(xs, p, ok))
 		c := indexCase{name: fmt.Sprintf("%v.Gather(%d, %v%v)", xs, d, is, iv), do: func(dev tensor.Device, comp bool) *tensor.Tensor {
 			return xOn(dev).Gather(d, upload(iv, is, dev, comp))
 		}}
 		switch {
 		case n == 0:
 			c.v = mayWork
-		case !ok || !fitsUnder(is, xs, p) || (numel(is) > 0 && !inRange(iv, xs[p])):
+		case !ok || !fitsUnder(is, xs, p) || (layout.Numel(is) > 0 && !inRange(iv, xs[p])):
 			c.v = mustFail
 		default:
 			c.want = gen(is, func(idx []int) float64 {
@@ -121,7 +122,7 @@ func decodeIndex(r *bytesReader, dt tensor.DType) indexCase {
 		for i := range ss {
 			ss[i] += r.small(2)
 		}
-		iv := r.indexValues(numel(is), sizeAt(xs, p, ok))
+		iv := r.indexValues(layout.Numel(is), sizeAt(xs, p, ok))
 		src := refIota(ss)
 		c := indexCase{name: fmt.Sprintf("%v.ScatterAdd(%d, %v%v, %v)", xs, d, is, iv, ss), do: func(dev tensor.Device, comp bool) *tensor.Tensor {
 			return xOn(dev).ScatterAdd(d, upload(iv, is, dev, comp), tensor.New(src.v, ss...).Cast(dt).To(dev))
@@ -129,7 +130,7 @@ func decodeIndex(r *bytesReader, dt tensor.DType) indexCase {
 		switch {
 		case n == 0 || dt == tensor.Bool:
 			c.v = mayWork
-		case !ok || !fitsUnder(is, xs, p) || !fitsUnder(is, ss, -1) || (numel(is) > 0 && !inRange(iv, xs[p])):
+		case !ok || !fitsUnder(is, xs, p) || !fitsUnder(is, ss, -1) || (layout.Numel(is) > 0 && !inRange(iv, xs[p])):
 			c.v = mustFail
 		default:
 			out := ref{slices.Clone(xs), slices.Clone(a.v)}
@@ -194,7 +195,7 @@ func decodeIndex(r *bytesReader, dt tensor.DType) indexCase {
 			}
 		}
 		pos, v := ref{}, mustFail
-		if numel(shape) >= 0 && !slices.ContainsFunc(shape, func(x int) bool { return x < 0 || x > 16 }) {
+		if layout.Numel(shape) >= 0 && !slices.ContainsFunc(shape, func(x int) bool { return x < 0 || x > 16 }) {
 			pos, v = refSlice(refIota(shape), d, s, e, st)
 		} else if !slices.ContainsFunc(shape, func(x int) bool { return x < 0 }) {
 			v = mayWork
@@ -208,7 +209,7 @@ func decodeIndex(r *bytesReader, dt tensor.DType) indexCase {
 			return tensor.SliceScatter(tensor.New(src.v, ss...).Cast(dt).To(dev), shape, d, s, e, st)
 		}}
 		if v == mustWork {
-			out := ref{slices.Clone(shape), make([]float64, numel(shape))}
+			out := ref{slices.Clone(shape), make([]float64, layout.Numel(shape))}
 			for i, q := range pos.v {
 				out.v[int(q)] = src.v[i]
 			}
@@ -217,12 +218,12 @@ func decodeIndex(r *bytesReader, dt tensor.DType) indexCase {
 		return c
 	default:
 		k := r.int()
-		iv := r.indexValues(numel(xs), max(k, 0))
+		iv := r.indexValues(layout.Numel(xs), max(k, 0))
 		c := indexCase{name: fmt.Sprintf("OneHot(%v%v, %d)", xs, iv, k), do: func(dev tensor.Device, comp bool) *tensor.Tensor {
 			return tensor.OneHot(upload(iv, xs, dev, comp), k)
 		}}
 		switch {
-		case k == -1 || ((k == 0 || k > 1<<16) && numel(xs) == 0):
+		case k == -1 || ((k == 0 || k > 1<<16) && layout.Numel(xs) == 0):
 			c.v = mayWork
 		case k <= 0 || k > 1<<16 || !inRange(iv, k):
 			c.v = mustFail
@@ -300,7 +301,7 @@ func runIndex(t *testing.T, dev tensor.Device, computed bool, dt tensor.DType, c
 				want.v[i] = b2f(want.v[i] != 0)
 			}
 		}
-		if !slices.Equal(shape, want.shape) || !closeFloats(got, want.v, 0) {
+		if !slices.Equal(shape, want.shape) || !fuzzWithin(got, want.v, 0) {
 			t.Fatalf("%s: got %v %v, want %v %v", what, shape, got, want.shape, want.v)
 		}
 	}

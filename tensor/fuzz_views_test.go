@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -150,7 +151,7 @@ func decodeView(r *bytesReader, rank int) viewStep {
 			if !ok0 || !ok1 || ps > pe {
 				return a, mustFail
 			}
-			shape := slices.Concat(a.shape[:ps], []int{numel(a.shape[ps : pe+1])}, a.shape[pe+1:])
+			shape := slices.Concat(a.shape[:ps], []int{layout.Numel(a.shape[ps : pe+1])}, a.shape[pe+1:])
 			return ref{shape, a.v}, mustWork
 		}}
 	case 10:
@@ -386,7 +387,7 @@ func runViews(t *testing.T, dev tensor.Device, dt tensor.DType, a ref, steps []v
 		case v == mustFail:
 			t.Fatalf("%s: accepted an invalid call, giving shape %v", what, y.Shape())
 		}
-		if want.v == nil && numel(want.shape) != 0 {
+		if want.v == nil && layout.Numel(want.shape) != 0 {
 			if !slices.Equal(y.Shape(), want.shape) {
 				t.Fatalf("%s: shape %v, want %v", what, y.Shape(), want.shape)
 			}

@@ -69,10 +69,7 @@ func (t *Tensor) Size(d int) int {
 }
 
 // Numel returns the number of elements.
-func (t *Tensor) Numel() int {
-	t.nonNil("Numel", 0)
-	return layout.Numel(t.shape)
-}
+func (t *Tensor) Numel() int { return layout.Numel(t.receiver("Numel").shape) }
 
 // DType returns the element type.
 func (t *Tensor) DType() DType {
@@ -95,8 +92,7 @@ func (t *Tensor) Version() uint64 {
 
 // IsContiguous reports whether the view is row-major without gaps.
 func (t *Tensor) IsContiguous() bool {
-	t.nonNil("IsContiguous", 0)
-	return layout.IsContiguous(t.shape, t.strides)
+	return layout.IsContiguous(t.receiver("IsContiguous").shape, t.strides)
 }
 
 // SharesStorage reports whether t and u are views of the same storage.
