@@ -44,7 +44,10 @@ type gptConfig struct {
 
 // gptModel is a character-level GPT: token embeddings plus learned
 // positions, pre-norm causal transformer layers, a final layer norm and
-// a linear head, over (batch, time) symbols.
+// a linear head, over (batch, time) symbols. As nanoGPT's bias=False,
+// the layers' projections have no biases: the key bias would get no
+// gradient (the softmax ignores it) and Adam would move it by rounding
+// noise alone.
 type gptModel struct {
 	Tok    *nn.EmbeddingLayer
 	Pos    *tensor.Tensor // [context, width]
@@ -141,7 +144,7 @@ func newGPT(r *train.Run, c gptConfig) (*gpt, error) {
 
 	m.gen = tensor.NewGenerator(r.Seed)
 	on := tensor.On(r.Device)
-	cfg := nn.TransformerConfig{DimFeedforward: 4 * c.width, Activation: "gelu", LayerNormEps: 1e-5, BatchFirst: true, NormFirst: true, Bias: true}
+	cfg := nn.TransformerConfig{DimFeedforward: 4 * c.width, Activation: "gelu", LayerNormEps: 1e-5, BatchFirst: true, NormFirst: true}
 	g := &gptModel{
 		Tok:  nn.NewEmbedding(V, c.width, on),
 		Pos:  tensor.Normal([]int{c.context, c.width}, 0, 0.02, on).SetRequiresGrad(true),
