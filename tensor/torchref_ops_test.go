@@ -91,6 +91,9 @@ var torchOps = map[string]torchOp{
 	"norm": func(c torchref.Case, in []*tensor.Tensor) []*tensor.Tensor {
 		return one(in[0].Norm(c.Float("p"), dimsAttr(c), c.Bool("keepdim")))
 	},
+	"cumsum": func(c torchref.Case, in []*tensor.Tensor) []*tensor.Tensor {
+		return one(in[0].CumSum(c.Int("dim")))
+	},
 
 	// linalg.json
 	"matmul": binary((*tensor.Tensor).MatMul),
@@ -209,7 +212,7 @@ var opTolClass = map[string]tolClass{
 	"sin": tolInexact, "cos": tolInexact, "tanh": tolInexact, "sigmoid": tolInexact, "gelu": tolInexact,
 	"silu": tolInexact, "softplus": tolInexact, "pow_scalar": tolInexact, "pow": tolInexact,
 	"sum": tolInexact, "mean": tolInexact, "var": tolInexact, "std": tolInexact,
-	"logsumexp": tolInexact, "norm": tolInexact, "matmul": tolInexact,
+	"logsumexp": tolInexact, "norm": tolInexact, "matmul": tolInexact, "cumsum": tolInexact,
 
 	"neg": tolExact, "abs": tolExact, "sign": tolExact, "square": tolExact, "sqrt": tolExact,
 	"relu": tolExact, "clamp": tolExact, "mul": tolExact, "div": tolExact, "maximum": tolExact,

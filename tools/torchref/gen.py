@@ -722,6 +722,16 @@ def gen_reduce():
     case("norm/p2/kink_zero_row", "norm", norm, [T([2, 3], data=[0.0, 0.0, 0.0, 3.0, -4.0, 0.0])], N(2.0, [1]))
     case("norm/p1/kink_zero_row", "norm", norm, [T([2, 3], data=[0.0, 0.0, 0.0, 3.0, -4.0, 0.0])], N(1.0, [1]))
 
+    # cumsum (a scan along one dim)
+    cs = lambda a, x: torch.cumsum(x, dim=a["dim"])
+    case("cumsum/f64_dim1_7x33", "cumsum", cs, [T([7, 33])], {"dim": 1})
+    case("cumsum/f64_dim0_9x7", "cumsum", cs, [T([9, 7])], {"dim": 0})
+    case("cumsum/f64_dimneg1_3x7x5", "cumsum", cs, [T([3, 7, 5])], {"dim": -1})
+    case("cumsum/f64_transposed_dim1", "cumsum", cs, [T([9, 7], view=V_T())], {"dim": 1})
+    case("cumsum/f64_0d", "cumsum", cs, [T([])], {"dim": 0})
+    case("cumsum/f32_dim1_3x65", "cumsum", cs, [T([3, 65], "float32")], {"dim": 1})
+    case("cumsum/special_f64", "cumsum", cs, [T([2, 4], data=[1.0, INF, -INF, 2.0, NAN, 1.0, 2.0, 3.0])], {"dim": 1}, diff=False)
+
 
 # ==========================================================================
 # linalg
