@@ -218,7 +218,7 @@ func (l *loop) summary() {
 	n := r.Steps - r.First
 	fmt.Fprintf(l.out, "%s: %d steps on %s (%d this run), %.2f steps/s, peak memory %s\n", l.p.Name, r.Steps, r.Device, n, r.StepsPerSec, formatBytes(r.PeakMemory))
 	if len(r.Values) > 0 {
-		fmt.Fprintf(l.out, "  final training %s: %.4f\n", l.hist.Curve, r.Values[len(r.Values)-1])
+		fmt.Fprintf(l.out, "  final training %s: %.5g\n", l.hist.Curve, r.Values[len(r.Values)-1])
 	}
 	for _, m := range r.Metrics {
 		fmt.Fprintf(l.out, "  %s: %s\n", m.Name, m.Format())
@@ -230,7 +230,7 @@ func (m Metric) Format() string {
 	if m.Unit == "%" {
 		return fmt.Sprintf("%.2f%%", 100*m.Value)
 	}
-	return strings.TrimSpace(fmt.Sprintf("%.4f %s", m.Value, m.Unit))
+	return strings.TrimSpace(fmt.Sprintf("%.5g %s", m.Value, m.Unit))
 }
 
 // Find returns the metric named name in ms and whether there is one.

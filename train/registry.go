@@ -6,7 +6,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/data"
+	"github.com/tessera-ml/tessera/optim"
+	"github.com/tessera-ml/tessera/tensor"
 )
 
 var registry = map[string]*Program{}
@@ -52,4 +55,23 @@ func NextBatch(l *data.Loader) *data.Batch {
 		b, _ = l.Next()
 	}
 	return b
+}
+
+// SupervisedStep runs one optimizer step on the loader's next batch
+// (starting the next epoch when one ends) inside a Scope: loss(batch),
+// its backward pass, opt.Step, opt.ZeroGrad, then sched.Step unless sched
+// is nil. It returns the loss's value.
+func SupervisedStep(l *data.Loader, opt optim.Optimizer, sched optim.Scheduler, loss func(b *data.Batch) *tensor.Tensor) float64 {
+	var v float64
+	tensor.Scope(func() {
+		ls := loss(NextBatch(l))
+		autograd.Backward(ls)
+		opt.Step()
+		opt.ZeroGrad()
+		if sched != nil {
+			sched.Step()
+		}
+		v = ls.Item()
+	})
+	return v
 }

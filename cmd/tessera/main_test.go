@@ -36,21 +36,8 @@ func runArgs(args ...string) (code int, stdout, stderr string) {
 // temporary folder and points TESSERA_MNIST_DIR at it.
 func tinyMNIST(t *testing.T) {
 	t.Helper()
-	set := func(n int) *mnist.Set {
-		s := &mnist.Set{Pixels: make([]float32, n*mnist.ImageSize), Labels: make([]int32, n)}
-		for i := range s.Labels {
-			s.Labels[i] = int32(i % mnist.Classes)
-			for j := range mnist.ImageSize {
-				// A bright stripe whose position says the label.
-				if j/mnist.Cols/3 == int(s.Labels[i]) {
-					s.Pixels[i*mnist.ImageSize+j] = float32((i+j)%128+128) / 255
-				}
-			}
-		}
-		return s
-	}
 	dir := t.TempDir()
-	if err := mnist.WriteDir(dir, set(200), set(50)); err != nil {
+	if err := mnist.WriteDir(dir, mnist.Stripes(200), mnist.Stripes(50)); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv(mnist.DirEnv, dir)

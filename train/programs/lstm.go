@@ -4,7 +4,6 @@ import (
 	"flag"
 	"math"
 
-	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/data"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/optim"
@@ -137,16 +136,9 @@ func (t *delayTask) logits(seqs *tensor.Tensor) *tensor.Tensor {
 }
 
 func (t *delayTask) Step(int) float64 {
-	var loss float64
-	tensor.Scope(func() {
-		b := train.NextBatch(t.loader)
-		l := nn.CrossEntropy(t.logits(b.Tensors[0]), b.Tensors[1].T().Reshape(-1))
-		autograd.Backward(l)
-		t.opt.Step()
-		t.opt.ZeroGrad()
-		loss = l.Item()
+	return train.SupervisedStep(t.loader, t.opt, nil, func(b *data.Batch) *tensor.Tensor {
+		return nn.CrossEntropy(t.logits(b.Tensors[0]), b.Tensors[1].T().Reshape(-1))
 	})
-	return loss
 }
 
 // Evaluate returns the per-symbol accuracy on held-out sequences over the

@@ -3,7 +3,6 @@ package programs
 import (
 	"flag"
 
-	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/data"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/optim"
@@ -72,17 +71,9 @@ func newMNISTMLP(r *train.Run, hidden, layers int, dir string) (*mnistMLP, error
 func (m *mnistMLP) StepsPerEpoch() int { return m.loader.BatchesPerEpoch() }
 
 func (m *mnistMLP) Step(int) float64 {
-	var loss float64
-	tensor.Scope(func() {
-		b := train.NextBatch(m.loader)
-		l := nn.CrossEntropy(m.model.Forward(b.Tensors[0]), b.Tensors[1])
-		autograd.Backward(l)
-		m.opt.Step()
-		m.opt.ZeroGrad()
-		m.sched.Step()
-		loss = l.Item()
+	return train.SupervisedStep(m.loader, m.opt, m.sched, func(b *data.Batch) *tensor.Tensor {
+		return nn.CrossEntropy(m.model.Forward(b.Tensors[0]), b.Tensors[1])
 	})
-	return loss
 }
 
 func (m *mnistMLP) Evaluate() []train.Metric {

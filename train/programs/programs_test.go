@@ -41,20 +41,8 @@ func small(t *testing.T, name string) []string {
 // tinyMNIST writes 200 training and 50 test images in MNIST's format (a
 // stripe whose height is the label) and returns their folder.
 func tinyMNIST(t *testing.T) string {
-	set := func(n int) *mnist.Set {
-		s := &mnist.Set{Pixels: make([]float32, n*mnist.ImageSize), Labels: make([]int32, n)}
-		for i := range s.Labels {
-			s.Labels[i] = int32(i % mnist.Classes)
-			for j := range mnist.ImageSize {
-				if j/mnist.Cols/3 == int(s.Labels[i]) {
-					s.Pixels[i*mnist.ImageSize+j] = float32((i+j)%128+128) / 255
-				}
-			}
-		}
-		return s
-	}
 	dir := t.TempDir()
-	if err := mnist.WriteDir(dir, set(200), set(50)); err != nil {
+	if err := mnist.WriteDir(dir, mnist.Stripes(200), mnist.Stripes(50)); err != nil {
 		t.Fatal(err)
 	}
 	return dir

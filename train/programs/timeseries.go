@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/data"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/optim"
@@ -168,16 +167,9 @@ func meanStd(v []float64) (mean, std float64) {
 func (t *seriesTask) StepsPerEpoch() int { return t.loader.BatchesPerEpoch() }
 
 func (t *seriesTask) Step(int) float64 {
-	var loss float64
-	tensor.Scope(func() {
-		b := train.NextBatch(t.loader)
-		l := nn.MSELoss(t.model.Forward(b.Tensors[0]), b.Tensors[1])
-		autograd.Backward(l)
-		t.opt.Step()
-		t.opt.ZeroGrad()
-		loss = l.Item()
+	return train.SupervisedStep(t.loader, t.opt, nil, func(b *data.Batch) *tensor.Tensor {
+		return nn.MSELoss(t.model.Forward(b.Tensors[0]), b.Tensors[1])
 	})
-	return loss
 }
 
 // Evaluate returns the held-out MSE in the series' units, the last-value
