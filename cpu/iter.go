@@ -20,31 +20,25 @@ type iter struct {
 	inner   int     // length of a row
 	rows    int     // number of rows
 
-	// Inline backing for the slices above and for a serial walk's
-	// multi-index, so that an op on a small tensor (the common case: at
-	// most iterOperands operands of at most iterDims dimensions) costs
-	// one allocation here rather than a dozen.
+	// Backing for the slices above (strides' headers inline, the ints
+	// in one pointer-free slab with the serial walk's scratch after
+	// them), so that an op on a small tensor costs two cheap
+	// allocations here rather than a dozen.
 	rowsBuf [iterOperands][]int
-	ints    [(iterOperands+1)*iterDims + iterOperands]int
-	scratch [iterDims + 2*iterOperands]int
+	scratch []int // a serial runElems' multi-index and offsets
 }
 
-// iterOperands and iterDims bound the operands and dimensions an iter
-// holds inline; larger ones allocate.
-const (
-	iterOperands = 4
-	iterDims     = 6
-)
+// iterOperands is the operand count whose stride headers an iter holds
+// inline; more allocate.
+const iterOperands = 4
 
 // newIter prepares iteration over shape for operands with the given
 // layouts. Every layout must have len(shape) dimensions.
 func newIter(shape []int, ls ...Layout) *iter {
 	it := &iter{}
 	nd, nk := max(len(shape), 1), len(ls) // nd bounds the coalesced rank
-	ints := it.ints[:]
-	if need := (nk+1)*nd + nk; nk > iterOperands || nd > iterDims {
-		ints = make([]int, need)
-	}
+	ints := make([]int, (nk+1)*nd+nk+nd+2*nk)
+	it.scratch = ints[(nk+1)*nd+nk:]
 	it.strides = it.rowsBuf[:0]
 	if nk > iterOperands {
 		it.strides = make([][]int, 0, nk)
@@ -110,7 +104,7 @@ func (it *iter) step(k int) int { return it.strides[k][len(it.shape)-1] }
 // run calls row(offs, n) serially for every row, where offs[k] is operand
 // k's offset of the row's first element and n the row's length.
 func (it *iter) run(row func(offs []int, n int)) {
-	it.runElems(0, it.rows*it.inner, row, it.scratch[:])
+	it.runElems(0, it.rows*it.inner, row, it.scratch)
 }
 
 // runParallel is run split across GOMAXPROCS goroutines when there are at
@@ -120,7 +114,7 @@ func (it *iter) run(row func(offs []int, n int)) {
 // and still has to be split.
 func (it *iter) runParallel(row func(offs []int, n int)) {
 	if total := it.rows * it.inner; numWorkers(total) <= 1 || total < 2 {
-		it.runElems(0, total, row, it.scratch[:]) // without the closure below
+		it.runElems(0, total, row, it.scratch) // without the closure below
 		return
 	}
 	it.runWorkers(it.rows*it.inner, func() func(offs []int, n int) { return row })
@@ -136,7 +130,7 @@ func (it *iter) runWorkers(work int, newRow func() func(offs []int, n int)) {
 	total := it.rows * it.inner
 	parts := numWorkers(work)
 	if parts <= 1 || total < 2 {
-		it.runElems(0, total, newRow(), it.scratch[:])
+		it.runElems(0, total, newRow(), it.scratch)
 		return
 	}
 	units, size := total, 1
