@@ -36,14 +36,21 @@ func NewConv2d(in, out int, kernel [2]int, o tensor.ConvOptions, bias bool, opts
 // Forward returns tensor.Conv2d(x, c.Weight, c.Bias, c.Options): (N, in,
 // H, W) → (N, out, oh, ow).
 func (c *Conv2d) Forward(x *tensor.Tensor) *tensor.Tensor {
+	receiver("Conv2d.Forward", c)
 	return tensor.Conv2d(x, c.Weight, c.Bias, c.Options)
 }
 
 // Slots returns "weight" and "bias".
-func (c *Conv2d) Slots() []Slot { return []Slot{Param("weight", &c.Weight), Param("bias", &c.Bias)} }
+func (c *Conv2d) Slots() []Slot {
+	receiver("Conv2d.Slots", c)
+	return []Slot{Param("weight", &c.Weight), Param("bias", &c.Bias)}
+}
 
 // Children returns nil.
-func (c *Conv2d) Children() []Child { return nil }
+func (c *Conv2d) Children() []Child {
+	receiver("Conv2d.Children", c)
+	return nil
+}
 
 // ConvTranspose2d is torch.nn.ConvTranspose2d: y =
 // tensor.ConvTranspose2d(x, Weight, Bias, Options) with Weight (in,
@@ -66,16 +73,21 @@ func NewConvTranspose2d(in, out int, kernel [2]int, o tensor.ConvOptions, bias b
 
 // Forward returns tensor.ConvTranspose2d(x, c.Weight, c.Bias, c.Options).
 func (c *ConvTranspose2d) Forward(x *tensor.Tensor) *tensor.Tensor {
+	receiver("ConvTranspose2d.Forward", c)
 	return tensor.ConvTranspose2d(x, c.Weight, c.Bias, c.Options)
 }
 
 // Slots returns "weight" and "bias".
 func (c *ConvTranspose2d) Slots() []Slot {
+	receiver("ConvTranspose2d.Slots", c)
 	return []Slot{Param("weight", &c.Weight), Param("bias", &c.Bias)}
 }
 
 // Children returns nil.
-func (c *ConvTranspose2d) Children() []Child { return nil }
+func (c *ConvTranspose2d) Children() []Child {
+	receiver("ConvTranspose2d.Children", c)
+	return nil
+}
 
 // checkConv checks a convolution layer's sizes and returns its groups.
 func checkConv(op string, in, out int, kernel [2]int, o tensor.ConvOptions) int {

@@ -97,15 +97,22 @@ func NewLinear(in, out int, opts ...tensor.Option) *LinearLayer {
 }
 
 // Forward returns Linear(x, l.Weight, l.Bias): (..., in) → (..., out).
-func (l *LinearLayer) Forward(x *tensor.Tensor) *tensor.Tensor { return Linear(x, l.Weight, l.Bias) }
+func (l *LinearLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
+	receiver("LinearLayer.Forward", l)
+	return Linear(x, l.Weight, l.Bias)
+}
 
 // Slots returns "weight" and "bias".
 func (l *LinearLayer) Slots() []Slot {
+	receiver("LinearLayer.Slots", l)
 	return []Slot{Param("weight", &l.Weight), Param("bias", &l.Bias)}
 }
 
 // Children returns nil: a linear layer has none.
-func (l *LinearLayer) Children() []Child { return nil }
+func (l *LinearLayer) Children() []Child {
+	receiver("LinearLayer.Children", l)
+	return nil
+}
 
 // EmbeddingLayer is torch.nn.Embedding: a lookup table Weight
 // (num, dim) indexed by Int32 indices; its state-dict name is "weight".
@@ -123,14 +130,21 @@ func NewEmbedding(num, dim int, opts ...tensor.Option) *EmbeddingLayer {
 
 // Forward returns Embedding(e.Weight, indices): shape indices + (dim).
 func (e *EmbeddingLayer) Forward(indices *tensor.Tensor) *tensor.Tensor {
+	receiver("EmbeddingLayer.Forward", e)
 	return Embedding(e.Weight, indices)
 }
 
 // Slots returns "weight".
-func (e *EmbeddingLayer) Slots() []Slot { return []Slot{Param("weight", &e.Weight)} }
+func (e *EmbeddingLayer) Slots() []Slot {
+	receiver("EmbeddingLayer.Slots", e)
+	return []Slot{Param("weight", &e.Weight)}
+}
 
 // Children returns nil.
-func (e *EmbeddingLayer) Children() []Child { return nil }
+func (e *EmbeddingLayer) Children() []Child {
+	receiver("EmbeddingLayer.Children", e)
+	return nil
+}
 
 // LayerNormLayer is torch.nn.LayerNorm over the trailing dimensions
 // Shape, with elementwise Weight (ones) and Bias (zeros) of that shape,
@@ -157,16 +171,21 @@ func NewLayerNorm(shape []int, opts ...tensor.Option) *LayerNormLayer {
 
 // Forward returns LayerNorm(x, l.Shape, l.Weight, l.Bias, l.Eps).
 func (l *LayerNormLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
+	receiver("LayerNormLayer.Forward", l)
 	return LayerNorm(x, l.Shape, l.Weight, l.Bias, l.Eps)
 }
 
 // Slots returns "weight" and "bias".
 func (l *LayerNormLayer) Slots() []Slot {
+	receiver("LayerNormLayer.Slots", l)
 	return []Slot{Param("weight", &l.Weight), Param("bias", &l.Bias)}
 }
 
 // Children returns nil.
-func (l *LayerNormLayer) Children() []Child { return nil }
+func (l *LayerNormLayer) Children() []Child {
+	receiver("LayerNormLayer.Children", l)
+	return nil
+}
 
 // DropoutLayer is torch.nn.Dropout: Dropout(x, P, Training, Gen).
 // Training starts true; Train and Eval switch it.
@@ -187,24 +206,39 @@ func NewDropout(p float64) *DropoutLayer {
 
 // Forward returns Dropout(x, d.P, d.Training, d.Gen).
 func (d *DropoutLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
+	receiver("DropoutLayer.Forward", d)
 	return Dropout(x, d.P, d.Training, d.Gen)
 }
 
 // Slots returns nil: dropout holds no tensor.
-func (d *DropoutLayer) Slots() []Slot { return nil }
+func (d *DropoutLayer) Slots() []Slot {
+	receiver("DropoutLayer.Slots", d)
+	return nil
+}
 
 // Children returns nil.
-func (d *DropoutLayer) Children() []Child { return nil }
+func (d *DropoutLayer) Children() []Child {
+	receiver("DropoutLayer.Children", d)
+	return nil
+}
 
 // SetTraining switches between training (true) and evaluation.
-func (d *DropoutLayer) SetTraining(on bool) { d.Training = on }
+func (d *DropoutLayer) SetTraining(on bool) {
+	receiver("DropoutLayer.SetTraining", d)
+	d.Training = on
+}
 
 // Func adapts a function without parameters, such as
 // (*tensor.Tensor).ReLU, to a Layer.
 type Func func(x *tensor.Tensor) *tensor.Tensor
 
 // Forward returns f(x).
-func (f Func) Forward(x *tensor.Tensor) *tensor.Tensor { return f(x) }
+func (f Func) Forward(x *tensor.Tensor) *tensor.Tensor {
+	if f == nil {
+		fail("Func.Forward", tensor.ErrArgument, "the receiver is a nil Func")
+	}
+	return f(x)
+}
 
 // Slots returns nil.
 func (f Func) Slots() []Slot { return nil }

@@ -35,6 +35,7 @@ func NewRNNCell(input, hidden int, opts ...tensor.Option) *RNNCell {
 // (input), and hidden state h of the matching shape (batch, hidden) or
 // (hidden); nil h means zeros.
 func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
+	receiver("RNNCell.Forward", c)
 	need("RNNCell", "x, weight_ih, weight_hh", x, c.WeightIH, c.WeightHH)
 	h = zeroState("RNNCell", x, h, c.WeightHH.Size(1))
 	pre := Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH))
@@ -47,11 +48,15 @@ func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.RNNCell names them.
 func (c *RNNCell) Slots() []Slot {
+	receiver("RNNCell.Slots", c)
 	return cellSlots("", c.weights())
 }
 
 // Children returns nil.
-func (c *RNNCell) Children() []Child { return nil }
+func (c *RNNCell) Children() []Child {
+	receiver("RNNCell.Children", c)
+	return nil
+}
 
 // cellSlots returns the slots of a recurrent cell's weights and biases
 // w (weight_ih, weight_hh, bias_ih, bias_hh) under PyTorch's names, each
@@ -95,6 +100,7 @@ func NewLSTMCell(input, hidden int, opts ...tensor.Option) *LSTMCell {
 // (batch, input) or (input), and states h, c of shape (batch, hidden) or
 // (hidden); nil states mean zeros.
 func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
+	receiver("LSTMCell.Forward", l)
 	need("LSTMCell", "x, weight_ih, weight_hh", x, l.WeightIH, l.WeightHH)
 	hidden := l.WeightHH.Size(1)
 	h = zeroState("LSTMCell", x, h, hidden)
@@ -109,11 +115,15 @@ func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
 // torch.nn.LSTMCell names them.
 func (l *LSTMCell) Slots() []Slot {
+	receiver("LSTMCell.Slots", l)
 	return cellSlots("", l.weights())
 }
 
 // Children returns nil.
-func (l *LSTMCell) Children() []Child { return nil }
+func (l *LSTMCell) Children() []Child {
+	receiver("LSTMCell.Children", l)
+	return nil
+}
 
 // cellParams returns a recurrent cell's weights (gates·hidden, input)
 // and (gates·hidden, hidden) and biases (gates·hidden), drawn from

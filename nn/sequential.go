@@ -27,6 +27,7 @@ func NewSequential(layers ...Layer) *Sequential { return &Sequential{Layers: lay
 // layer's index, as PyTorch's append names it. It panics with
 // ErrArgument for a name that holds a "." or is already taken.
 func (s *Sequential) Add(name string, l Layer) *Sequential {
+	receiver("Sequential.Add", s)
 	if name == "" {
 		name = strconv.Itoa(len(s.Layers))
 	}
@@ -47,6 +48,7 @@ func (s *Sequential) Add(name string, l Layer) *Sequential {
 // Forward feeds x through every layer in turn. It panics with
 // ErrArgument for a nil layer.
 func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
+	receiver("Sequential.Forward", s)
 	for i, l := range s.Layers {
 		if l == nil {
 			fail("Sequential", tensor.ErrArgument, fmt.Sprintf("layer %d is nil", i))
@@ -58,11 +60,15 @@ func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
 
 // Slots returns nil: a Sequential holds its layers' tensors, not its
 // own.
-func (s *Sequential) Slots() []Slot { return nil }
+func (s *Sequential) Slots() []Slot {
+	receiver("Sequential.Slots", s)
+	return nil
+}
 
 // Children returns the layers under their names. It panics with
 // ErrArgument when Names is neither nil nor one name per layer.
 func (s *Sequential) Children() []Child {
+	receiver("Sequential.Children", s)
 	if s.Names != nil && len(s.Names) != len(s.Layers) {
 		fail("Sequential", tensor.ErrArgument, fmt.Sprintf("%d names for %d layers", len(s.Names), len(s.Layers)))
 	}

@@ -21,7 +21,10 @@ type Group struct {
 }
 
 // Params returns the group's parameters.
-func (g *Group) Params() []*tensor.Tensor { return slices.Clone(g.params) }
+func (g *Group) Params() []*tensor.Tensor {
+	checkArg("Group.Params", g != nil, "the group is nil")
+	return slices.Clone(g.params)
+}
 
 // paramState is the state of one parameter: its step count and its
 // buffers, named by the optimizer's kind.

@@ -82,6 +82,7 @@ func GroupMaxLR(lrs ...float64) OneCycleOption {
 // (Adagrad) unless NoCycleMomentum.
 func NewOneCycleLR(opt Optimizer, maxLR float64, totalSteps int, opts ...OneCycleOption) *OneCycleLR {
 	const op = "OneCycleLR"
+	checkOptimizer(op, opt)
 	c := oneCycle{pctStart: 0.3, divFactor: 25, finalDiv: 1e4, baseMom: 0.85, maxMom: 0.95}
 	for i, o := range opts {
 		checkArg(op, o != nil, "option %d is nil", i)

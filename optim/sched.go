@@ -62,6 +62,7 @@ type sched struct {
 // init records the groups' initial learning rates (set by the first
 // schedule made over opt) and takes the first step.
 func (s *sched) init(kind string, opt Optimizer, get, closed func([]*Group) []float64) {
+	checkOptimizer(kind, opt)
 	s.kind, s.opt, s.get, s.closed, s.lastEpoch = kind, opt, get, closed, -1
 	for _, g := range opt.Groups() {
 		if !g.hasInitialLR {
@@ -181,6 +182,13 @@ func checkArg(op string, ok bool, format string, args ...any) {
 	if !ok {
 		fail(op, format, args...)
 	}
+}
+
+// checkOptimizer panics with ErrArgument for op when opt is nil (or a
+// nil pointer of an optimizer type).
+func checkOptimizer(op string, opt Optimizer) {
+	v := reflect.ValueOf(opt)
+	checkArg(op, opt != nil && !(v.Kind() == reflect.Pointer && v.IsNil()), "the optimizer is nil")
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

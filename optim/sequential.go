@@ -37,6 +37,7 @@ func (s *sched) inner() *sched { return s }
 // this package, and milestones of the wrong number or order.
 func NewSequentialLR(opt Optimizer, schedules []Scheduler, milestones []int) *SequentialLR {
 	const op = "SequentialLR"
+	checkOptimizer(op, opt)
 	checkArg(op, len(schedules) >= 1, "needs at least one schedule")
 	checkArg(op, len(milestones) == len(schedules)-1,
 		"expects one milestone fewer than schedules, got %d schedules and %d milestones", len(schedules), len(milestones))

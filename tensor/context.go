@@ -83,18 +83,35 @@ func Like(t *Tensor) Option {
 
 // Context returns the context t belongs to.
 func (t *Tensor) Context() *Context {
+	t.nonNil("Context", 0)
 	if t.ctx == nil {
 		return defaultContext
 	}
 	return t.ctx
 }
 
+// check panics with ErrArgument, naming op, when c is nil (a Context
+// comes from NewContext or DefaultContext) or nilFunc is set (the
+// function argument is nil).
+func (c *Context) check(op string, nilFunc bool) {
+	switch {
+	case c == nil:
+		fail(op, ErrArgument, "the receiver is a nil *Context; use NewContext or DefaultContext")
+	case nilFunc:
+		fail(op, ErrArgument, "the function argument is nil")
+	}
+}
+
 // GradEnabled reports whether ops on tensors of c record their graph.
-func (c *Context) GradEnabled() bool { return c.noGrad.Load() == 0 }
+func (c *Context) GradEnabled() bool {
+	c.check("GradEnabled", false)
+	return c.noGrad.Load() == 0
+}
 
 // NoGrad runs f with graph recording off for tensors of c, as
 // torch.no_grad. Other contexts keep their grad mode.
 func (c *Context) NoGrad(f func()) {
+	c.check("NoGrad", f == nil)
 	c.noGrad.Add(1)
 	defer c.noGrad.Add(-1)
 	f()
@@ -103,6 +120,7 @@ func (c *Context) NoGrad(f func()) {
 // EnableGrad runs f with graph recording on for tensors of c even inside
 // NoGrad, as torch.enable_grad.
 func (c *Context) EnableGrad(f func()) {
+	c.check("EnableGrad", f == nil)
 	d := c.noGrad.Swap(0)
 	defer c.noGrad.Add(d)
 	f()
@@ -125,6 +143,8 @@ func EnableGrad(f func()) { defaultContext.EnableGrad(f) }
 // Use it when a tensor made by one loop is handed to another. Adopt t
 // only while no other goroutine is using it. It returns t.
 func (c *Context) Adopt(t *Tensor) *Tensor {
+	c.check("Adopt", false)
+	argsNonNil("Adopt", 1, t)
 	t.storage("Adopt")
 	t.ctx = c
 	if !t.kept.Load() {

@@ -163,7 +163,10 @@ func Arange(start, end, step float64, opts ...Option) *Tensor {
 	if !o.dtypeSet && start == math.Trunc(start) && end == math.Trunc(end) && step == math.Trunc(step) {
 		o.dtype = Int32
 	}
-	if step == 0 || math.IsNaN(start+end+step) || math.IsInf(start+end+step, 0) || (end-start)/step > 1<<31 {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	// Each bound on its own: start+end+step overflows for finite bounds
+	// near ±MaxFloat64 (Arange(-1.7e308, -1.7e308, -3) was refused).
+	if step == 0 || !finite(start) || !finite(end) || !finite(step) || (end-start)/step > 1<<31 {
 		failf("Arange", ErrArgument, nil, "bad range start=%g end=%g step=%g", start, end, step)
 	}
 	if (end-start)/step < 0 {

@@ -41,6 +41,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "tensor.%s: %v", e.Op, e.Err)
 	if e.Detail != "" {
@@ -67,13 +70,22 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-func (e *Error) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
-// Catch runs f and returns the *Error it panicked with, or nil. Panics
-// that are not an *Error (bugs) propagate.
+// Catch runs f and returns the *Error it panicked with, or nil (an
+// *Error wrapping ErrArgument for a nil f). Panics that are not an
+// *Error (bugs) propagate.
 //
 //	err := tensor.Catch(func() { y = a.MatMul(b) })
 func Catch(f func()) (err error) {
+	if f == nil {
+		return &Error{Op: "Catch", Err: ErrArgument, Detail: "the function argument is nil"}
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(*Error); ok {
@@ -110,6 +122,12 @@ func failf(op string, kind error, ts []*Tensor, format string, args ...any) {
 // one of its tensor arguments, is nil; args sit at argument positions
 // first, first+1, ... (1-based, as the call is written). Ops call it on
 // entry; it only compares pointers.
+// receiver returns t after checking, for op, that it is not nil.
+func (t *Tensor) receiver(op string) *Tensor {
+	t.nonNil(op, 0)
+	return t
+}
+
 func (x *Tensor) nonNil(op string, first int, args ...*Tensor) {
 	if x == nil {
 		nilArgument(op, 0)

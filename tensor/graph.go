@@ -59,9 +59,13 @@ func (r *savedRefs) drop() {
 // Input returns input i for a derivative rule, after checking that no
 // in-place op modified it since the forward pass (PyTorch's "modified by
 // an inplace operation" error). It panics with ErrAutograd if the node
-// was freed by an earlier backward.
+// was freed by an earlier backward, ErrIndex for an i out of range and
+// ErrArgument for a nil node.
 func (n *Node) Input(i int) *Tensor {
 	n.checkLive()
+	if i < 0 || i >= len(n.Inputs) {
+		panic(&Error{Op: n.Op.String(), Err: ErrIndex, Detail: fmt.Sprintf("input %d of a node with %d inputs", i, len(n.Inputs))})
+	}
 	x := n.Inputs[i]
 	if slices.Contains(opTable[n.Op].saves, i) && x.Version() != n.versions[i] {
 		n.versionError(x, fmt.Sprintf("input %d", i), n.versions[i])
@@ -79,6 +83,9 @@ func (n *Node) Output() *Tensor {
 }
 
 func (n *Node) checkLive() {
+	if n == nil {
+		panic(&Error{Op: "Node", Err: ErrArgument, Detail: "the receiver is a nil *Node (a leaf has no Source)"})
+	}
 	if n.freed.Load() {
 		panic(&Error{Op: n.Op.String(), Err: ErrAutograd, Detail: "trying to backward through the graph a second time " +
 			"(or to read saved tensors after they were freed); saved tensors are freed after backward: " +
@@ -94,10 +101,11 @@ func (n *Node) versionError(x *Tensor, which string, was uint64) {
 		Shapes: [][]int{x.shape}, DTypes: []DType{x.dtype}, Devices: []Device{x.Device()}})
 }
 
-// Free releases what the node saved for backward and forgets its inputs.
+// Free releases what the node saved for backward and forgets its inputs
+// (nothing for a nil node).
 // Later access through Input panics with ErrAutograd.
 func (n *Node) Free() {
-	if n.freed.CompareAndSwap(false, true) {
+	if n != nil && n.freed.CompareAndSwap(false, true) {
 		n.saved.drop()
 		// Forget the inputs too: a tensor the user keeps after backward
 		// (a loss appended to a log) must not keep every activation of
@@ -106,8 +114,8 @@ func (n *Node) Free() {
 	}
 }
 
-// Freed reports whether Free ran.
-func (n *Node) Freed() bool { return n.freed.Load() }
+// Freed reports whether Free ran (true for a nil node, which holds nothing).
+func (n *Node) Freed() bool { return n == nil || n.freed.Load() }
 
 // record places out, the result of op on inputs, in its context and
 // Scope (settle) and, when that context's grad mode is on and an input
@@ -162,15 +170,22 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 func (info opInfo) differentiable() bool { return !info.nondiff }
 
 // Source returns the node that computed t, or nil for a leaf.
-func (t *Tensor) Source() *Node { return t.node }
+func (t *Tensor) Source() *Node {
+	t.nonNil("Source", 0)
+	return t.node
+}
 
 // RequiresGrad reports whether gradients flow to t.
-func (t *Tensor) RequiresGrad() bool { return t.requiresGrad }
+func (t *Tensor) RequiresGrad() bool {
+	t.nonNil("RequiresGrad", 0)
+	return t.requiresGrad
+}
 
 // SetRequiresGrad marks a leaf as needing a gradient (a parameter) and
 // returns it. Such leaves are never released by a Scope. It panics for a
 // non-float tensor and for a tensor computed by an op (use Detach first).
 func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
+	t.nonNil("SetRequiresGrad", 0)
 	if t.node != nil {
 		fail("SetRequiresGrad", ErrAutograd, "only leaves can be marked; call Detach first for a computed tensor", t)
 	}
@@ -185,11 +200,17 @@ func (t *Tensor) SetRequiresGrad(on bool) *Tensor {
 }
 
 // IsLeaf reports whether t was not computed by a recorded op.
-func (t *Tensor) IsLeaf() bool { return t.node == nil }
+func (t *Tensor) IsLeaf() bool {
+	t.nonNil("IsLeaf", 0)
+	return t.node == nil
+}
 
 // Grad returns the gradient accumulated into t by backward passes, or
 // nil.
-func (t *Tensor) Grad() *Tensor { return t.grad }
+func (t *Tensor) Grad() *Tensor {
+	t.nonNil("Grad", 0)
+	return t.grad
+}
 
 // SetGrad replaces t's gradient (nil clears it). Package autograd and
 // optimizers use it; the gradient is kept out of every Scope.
@@ -206,22 +227,38 @@ func (t *Tensor) SetGrad(g *Tensor) {
 
 // RetainGrad asks backward to store t's gradient in Grad even though t
 // is not a leaf.
-func (t *Tensor) RetainGrad() { t.retainsGrad = true }
+func (t *Tensor) RetainGrad() {
+	t.nonNil("RetainGrad", 0)
+	t.retainsGrad = true
+}
 
 // RetainsGrad reports whether backward stores t's gradient.
-func (t *Tensor) RetainsGrad() bool { return t.retainsGrad || (t.node == nil && t.requiresGrad) }
+func (t *Tensor) RetainsGrad() bool {
+	t.nonNil("RetainsGrad", 0)
+	return t.retainsGrad || (t.node == nil && t.requiresGrad)
+}
 
 // RegisterHook adds a function backward calls with t's gradient before
 // using it; a non-nil result replaces the gradient (torch's
-// Tensor.register_hook).
-func (t *Tensor) RegisterHook(h func(grad *Tensor) *Tensor) { t.hooks = append(t.hooks, h) }
+// Tensor.register_hook). A nil hook is ErrArgument.
+func (t *Tensor) RegisterHook(h func(grad *Tensor) *Tensor) {
+	t.nonNil("RegisterHook", 0)
+	if h == nil {
+		fail("RegisterHook", ErrArgument, "the hook is nil", t)
+	}
+	t.hooks = append(t.hooks, h)
+}
 
 // Hooks returns t's gradient hooks in registration order.
-func (t *Tensor) Hooks() []func(*Tensor) *Tensor { return t.hooks }
+func (t *Tensor) Hooks() []func(*Tensor) *Tensor {
+	t.nonNil("Hooks", 0)
+	return t.hooks
+}
 
 // Detach returns a view of t's storage that is cut from the graph: a
 // leaf that does not require grad.
 func (t *Tensor) Detach() *Tensor {
+	t.nonNil("Detach", 0)
 	t.storage("Detach")
 	out := viewOf(t, slices.Clone(t.shape), slices.Clone(t.strides), t.offset)
 	settle(out, []*Tensor{t}, nil)

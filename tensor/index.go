@@ -159,6 +159,9 @@ func (x *Tensor) IndexAdd(dim int, index, src *Tensor) *Tensor {
 	if as1D(x, index, src) {
 		return x.Reshape(-1).IndexAdd(0, index.Reshape(-1), src.Reshape(-1)).Reshape(x.shape...)
 	}
+	if x.Dim() == 0 {
+		fail("IndexAdd", ErrShape, "a 0-d tensor takes only a 0-d or 1-D index and source", x, index, src)
+	}
 	index = index.Reshape(-1).Contiguous()
 	want := slices.Clone(x.shape)
 	want[d] = index.Numel()
@@ -272,12 +275,17 @@ func SliceScatter(src *Tensor, shape []int, dim, start, end, step int) *Tensor {
 
 // OneHot returns the Int32 one-hot encoding of an Int32 tensor of class
 // indices, with a new last dimension of size numClasses (PyTorch returns
-// int64).
+// int64); numClasses -1 means the largest index plus one, as in PyTorch.
+// It panics with ErrArgument for any other negative numClasses and with
+// ErrIndex for an index outside [0, numClasses).
 func OneHot(index *Tensor, numClasses int) *Tensor {
 	argsNonNil("OneHot", 1, index)
 	index.storage("OneHot")
 	if index.dtype != Int32 {
 		fail("OneHot", ErrDType, "class indices must be Int32", index)
+	}
+	if numClasses < -1 {
+		failf("OneHot", ErrArgument, []*Tensor{index}, "numClasses is %d; want -1 (infer) or a non-negative count", numClasses)
 	}
 	if index.Numel() == 0 && numClasses < 0 {
 		fail("OneHot", ErrArgument, "cannot infer the number of classes from an empty tensor", index)

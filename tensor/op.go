@@ -192,8 +192,8 @@ var opTable = [numOps]opInfo{
 	OpErf:       {name: "Erf", fam: famUnary, cpu: floatMath(fixed(math.Erf)), saves: in0, wgsl: "erf_(x)"},
 	OpPowScalar: {name: "PowScalar", fam: famUnary, cpu: floatMath(powScalar), saves: in0, wgsl: "pow_(x, p0)"},
 	OpClamp:     {name: "Clamp", fam: famUnary, cpu: numberMath(clamp), saves: in0, wgsl: "select(min(max(x, p0), p1), x, isnan_(x))", wgslInt: "min(max(x, p0), p1)"},
-	OpAddScalar: {name: "AddScalar", fam: famUnary, cpu: numberMath(addScalar), wgsl: "x + p0"},
-	OpMulScalar: {name: "MulScalar", fam: famUnary, cpu: numberMath(mulScalar), wgsl: "x * p0"},
+	OpAddScalar: {name: "AddScalar", fam: famUnary, cpu: wrappingMath(addScalar, addScalarInt), wgsl: "x + p0"},
+	OpMulScalar: {name: "MulScalar", fam: famUnary, cpu: wrappingMath(mulScalar, mulScalarInt), wgsl: "x * p0"},
 
 	// Div computes floats only: integer operands divide truly, in Float32.
 	OpAdd:        {name: "Add", fam: famBinary, cpu: numbers(k2(addOf[float32]), k2(addOf[float64]), k2(addOf[int32])), wgsl: "x + y"},
@@ -265,11 +265,16 @@ func (op Op) IsUnary() bool { return unaryBegin < op && op < unaryEnd }
 func (op Op) IsBinary() bool { return binaryBegin < op && op < binaryEnd }
 
 // Differentiable reports whether gradients flow through op.
-func (op Op) Differentiable() bool { return op != OpNone && !opTable[op].nondiff }
+func (op Op) Differentiable() bool { return op != OpNone && op < numOps && !opTable[op].nondiff }
 
 // WGSL returns the op's WGSL expression for the elementwise templates
 // ("" for ops with their own kernel shape).
-func (op Op) WGSL() string { return opTable[op].wgsl }
+func (op Op) WGSL() string {
+	if op >= numOps {
+		return ""
+	}
+	return opTable[op].wgsl
+}
 
 // Ops returns every op but OpNone, for completeness tests.
 func Ops() []Op {

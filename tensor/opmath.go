@@ -65,11 +65,26 @@ func floatMath(g func(p [2]float64) func(float64) float64) cpuKernels {
 	return floats(k1(viaFloat64[float32](g)), k1(viaFloat64[float64](g)))
 }
 
-// numberMath is floatMath for ops that also compute Int32 in float64
-// (the result converted back with Go's rules).
+// numberMath is floatMath for ops that also compute Int32 in float64,
+// whose Int32 results always lie in int32's range (Clamp).
 func numberMath(g func(p [2]float64) func(float64) float64) cpuKernels {
 	k := floatMath(g)
 	k[Int32] = k1(viaFloat64[int32](g))
+	return k
+}
+
+// wrappingMath is floatMath for ops whose Int32 results may overflow
+// (AddScalar, MulScalar): i computes an element in int64 from the int32
+// parameters, and the result wraps to int32 (two's complement), as the
+// GPU's i32 arithmetic and PyTorch's integer ops do. Through float64 the
+// low bits of a large product would be lost and an out-of-range result
+// saturate.
+func wrappingMath(g func(p [2]float64) func(float64) float64, i func(p [2]int64) func(int64) int64) cpuKernels {
+	k := floatMath(g)
+	k[Int32] = k1(func(p [2]float64) cpu.Fn1[int32, int32] {
+		h := i([2]int64{int64(p[0]), int64(p[1])})
+		return cpu.Fn1[int32, int32]{F: func(x int32) int32 { return int32(h(int64(x))) }}
+	})
 	return k
 }
 
@@ -179,6 +194,16 @@ func addScalar(p [2]float64) func(float64) float64 {
 func mulScalar(p [2]float64) func(float64) float64 {
 	a := p[0]
 	return func(x float64) float64 { return x * a }
+}
+
+func addScalarInt(p [2]int64) func(int64) int64 {
+	a := p[0]
+	return func(x int64) int64 { return x + a }
+}
+
+func mulScalarInt(p [2]int64) func(int64) int64 {
+	a := p[0]
+	return func(x int64) int64 { return x * a }
 }
 
 // Binary ops. Add, Sub, Mul and Div run contiguous operands through

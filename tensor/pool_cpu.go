@@ -333,6 +333,9 @@ func requestText(n, elemSize int) string {
 
 // Error names the device, the request and the limit.
 func (e *OOMError) Error() string {
+	if e == nil {
+		return "<nil>"
+	}
 	return fmt.Sprintf("tessera: %v out of memory: tried to allocate %s; %s", e.Device, e.Requested, e.Reason)
 }
 

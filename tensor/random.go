@@ -27,8 +27,16 @@ var defaultGen = NewGenerator(0x5eed)
 // ManualSeed reseeds the default generator, as torch.manual_seed.
 func ManualSeed(seed uint64) { defaultGen.Seed(seed) }
 
+// check panics with ErrArgument, naming op, for a nil Generator.
+func (g *Generator) check(op string) {
+	if g == nil {
+		fail(op, ErrArgument, "the receiver is a nil *Generator; use NewGenerator or DefaultGenerator")
+	}
+}
+
 // Seed resets g to seed with offset 0.
 func (g *Generator) Seed(seed uint64) {
+	g.check("Seed")
 	g.mu.Lock()
 	g.seed, g.offset = seed, 0
 	g.mu.Unlock()
@@ -37,6 +45,7 @@ func (g *Generator) Seed(seed uint64) {
 // State returns g's seed and the offset of its stream: what a checkpoint
 // keeps to continue g's draws (see SetState).
 func (g *Generator) State() (seed, offset uint64) {
+	g.check("State")
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.seed, g.offset
@@ -45,6 +54,7 @@ func (g *Generator) State() (seed, offset uint64) {
 // SetState sets g's seed and stream offset, as State returned them: g
 // then draws what the generator it was saved from would have drawn next.
 func (g *Generator) SetState(seed, offset uint64) {
+	g.check("SetState")
 	g.mu.Lock()
 	g.seed, g.offset = seed, offset
 	g.mu.Unlock()
@@ -76,17 +86,25 @@ func random(op string, normal bool, shape []int, a, b float64, opts []Option) *T
 	if !o.dtype.IsFloat() {
 		failf(op, ErrDType, nil, "%s draws floats; got dtype %v", op, o.dtype)
 	}
+	if o.dtype == Float32 && (!fitsFloat32(a) || !fitsFloat32(b) || !normal && !fitsFloat32(b-a)) {
+		failf(op, ErrArgument, nil, "%s parameters %g, %g do not fit a Float32 result", op, a, b)
+	}
 	t := empty(op, shape, o)
 	seed, offset := o.generator().next(t.Numel())
 	backendOf(t.Device()).random(normal, t, seed, offset, a, b)
 	return t
 }
 
+// fitsFloat32 reports whether v is NaN or lies within float32's range, so
+// that a kernel computing in float32 sees the value the caller gave.
+func fitsFloat32(v float64) bool { return !(math.Abs(v) > math.MaxFloat32) }
+
 // Rand returns uniform samples in [0, 1).
 func Rand(shape []int, opts ...Option) *Tensor { return random("Rand", false, shape, 0, 1, opts) }
 
 // Uniform returns uniform samples in [lo, hi). It panics with
-// ErrArgument unless lo <= hi, both finite.
+// ErrArgument unless lo <= hi, both finite, and, for a Float32 result,
+// lo, hi and hi-lo within float32's range.
 func Uniform(shape []int, lo, hi float64, opts ...Option) *Tensor {
 	if !(lo <= hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || math.IsInf(hi-lo, 0) {
 		failf("Uniform", ErrArgument, nil, "expects a finite range [lo, hi) with lo <= hi, got lo=%g hi=%g", lo, hi)
@@ -98,7 +116,8 @@ func Uniform(shape []int, lo, hi float64, opts ...Option) *Tensor {
 func Randn(shape []int, opts ...Option) *Tensor { return random("Randn", true, shape, 0, 1, opts) }
 
 // Normal returns samples of the normal distribution N(mean, std²). It
-// panics with ErrArgument for a negative or NaN std.
+// panics with ErrArgument for a negative or NaN std, and for a Float32
+// result when mean or std lies beyond float32's range.
 func Normal(shape []int, mean, std float64, opts ...Option) *Tensor {
 	if !(std >= 0) {
 		failf("Normal", ErrArgument, nil, "expects std >= 0, got %g", std)

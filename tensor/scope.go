@@ -48,17 +48,22 @@ func ScopeKeep(f func() []*Tensor) []*Tensor { return defaultContext.ScopeKeep(f
 
 // Scope runs f and then releases every tensor of c made while it ran,
 // except kept ones; see the package-level Scope.
-func (c *Context) Scope(f func()) { c.ScopeKeep(func() []*Tensor { f(); return nil }) }
+func (c *Context) Scope(f func()) {
+	c.check("Scope", f == nil)
+	c.ScopeKeep(func() []*Tensor { f(); return nil })
+}
 
 // ScopeResult is Scope for a function returning a tensor of c: the
 // result survives and belongs to the enclosing Scope of c.
 func (c *Context) ScopeResult(f func() *Tensor) *Tensor {
+	c.check("ScopeResult", f == nil)
 	return c.ScopeKeep(func() []*Tensor { return []*Tensor{f()} })[0]
 }
 
 // ScopeKeep runs f under a Scope of c and keeps the tensors f returns:
 // they move to the enclosing Scope of c (or to none).
 func (c *Context) ScopeKeep(f func() []*Tensor) []*Tensor {
+	c.check("Scope", f == nil)
 	frame := &scopeFrame{}
 	c.mu.Lock()
 	c.frames = append(c.frames, frame)
@@ -109,6 +114,7 @@ func (c *Context) close(frame *scopeFrame, out []*Tensor) {
 // state) and returns it. Release still releases it. Kept tensors do not
 // decide the context of what is computed from them (see Context).
 func (t *Tensor) Keep() *Tensor {
+	t.nonNil("Keep", 0)
 	t.kept.Store(true)
 	return t
 }

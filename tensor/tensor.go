@@ -36,38 +36,71 @@ type Tensor struct {
 }
 
 // Shape returns a copy of the tensor's shape.
-func (t *Tensor) Shape() []int { return slices.Clone(t.shape) }
+func (t *Tensor) Shape() []int {
+	t.nonNil("Shape", 0)
+	return slices.Clone(t.shape)
+}
 
 // Strides returns a copy of the strides, in elements.
-func (t *Tensor) Strides() []int { return slices.Clone(t.strides) }
+func (t *Tensor) Strides() []int {
+	t.nonNil("Strides", 0)
+	return slices.Clone(t.strides)
+}
 
 // Offset returns the index of the first element in the storage.
-func (t *Tensor) Offset() int { return t.offset }
+func (t *Tensor) Offset() int {
+	t.nonNil("Offset", 0)
+	return t.offset
+}
 
 // Dim returns the number of dimensions (0 for a scalar).
-func (t *Tensor) Dim() int { return len(t.shape) }
+func (t *Tensor) Dim() int {
+	t.nonNil("Dim", 0)
+	return len(t.shape)
+}
 
 // Size returns the size of dimension d; negative d counts from the end.
-func (t *Tensor) Size(d int) int { return t.shape[t.normDim("Size", d)] }
+// It panics with ErrIndex for a d out of range (any d of a 0-d tensor).
+func (t *Tensor) Size(d int) int {
+	t.nonNil("Size", 0)
+	if len(t.shape) == 0 {
+		failf("Size", ErrIndex, []*Tensor{t}, "a 0-d tensor has no dimension %d", d)
+	}
+	return t.shape[t.normDim("Size", d)]
+}
 
 // Numel returns the number of elements.
-func (t *Tensor) Numel() int { return layout.Numel(t.shape) }
+func (t *Tensor) Numel() int { return layout.Numel(t.receiver("Numel").shape) }
 
 // DType returns the element type.
-func (t *Tensor) DType() DType { return t.dtype }
+func (t *Tensor) DType() DType {
+	t.nonNil("DType", 0)
+	return t.dtype
+}
 
 // Device returns where the storage lives.
-func (t *Tensor) Device() Device { return t.ref.s.device }
+func (t *Tensor) Device() Device {
+	t.nonNil("Device", 0)
+	return t.ref.s.device
+}
 
 // Version returns the version counter shared by every view of the
 // storage; in-place ops bump it.
-func (t *Tensor) Version() uint64 { return t.ref.s.version.Load() }
+func (t *Tensor) Version() uint64 {
+	t.nonNil("Version", 0)
+	return t.ref.s.version.Load()
+}
 
 // IsContiguous reports whether the view is row-major without gaps.
-func (t *Tensor) IsContiguous() bool { return layout.IsContiguous(t.shape, t.strides) }
+func (t *Tensor) IsContiguous() bool {
+	return layout.IsContiguous(t.receiver("IsContiguous").shape, t.strides)
+}
 
 // SharesStorage reports whether t and u are views of the same storage.
-func (t *Tensor) SharesStorage(u *Tensor) bool { return t.ref.s == u.ref.s }
+func (t *Tensor) SharesStorage(u *Tensor) bool {
+	t.nonNil("SharesStorage", 1, u)
+	return t.ref.s == u.ref.s
+}
 
 // Release drops t's reference on its storage now, instead of when the
 // garbage collector finds t unreachable. Release is idempotent. Views,
@@ -143,8 +176,12 @@ func (t *Tensor) setLayout(shape, strides []int) {
 	copy(t.strides, strides)
 }
 
-// String formats the tensor like PyTorch's repr, abridged for large tensors.
+// String formats the tensor like PyTorch's repr, abridged for large
+// tensors; a nil tensor formats as "<nil>", as fmt prints it.
 func (t *Tensor) String() string {
+	if t == nil {
+		return "<nil>"
+	}
 	if !t.ref.s.live() {
 		return fmt.Sprintf("tensor(<released>, shape=%v, dtype=%v)", t.shape, t.dtype)
 	}

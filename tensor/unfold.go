@@ -42,10 +42,19 @@ func (w Window2d) resolved() Window2d {
 	return w
 }
 
+// maxWindow bounds each field of a window, so that the window arithmetic
+// (positions) cannot overflow: a kernel, stride, dilation or padding
+// beyond 2³⁰ fits no tensor anyway.
+const maxWindow = 1 << 30
+
 // check panics with ErrArgument for a kernel, stride or dilation below 1
-// or a negative padding (after resolved).
+// or a negative padding (after resolved), and with ErrShape for any field
+// beyond 2³⁰, a window that fits no input.
 func (w Window2d) check(op string, ts ...*Tensor) {
 	for i := range 2 {
+		if w.Kernel[i] > maxWindow || w.Stride[i] > maxWindow || w.Dilation[i] > maxWindow || w.Padding[i] > maxWindow {
+			failf(op, ErrShape, ts, "the window %+v fits no input: each field must be at most 2^30", w)
+		}
 		if w.Kernel[i] < 1 || w.Stride[i] < 1 || w.Dilation[i] < 1 || w.Padding[i] < 0 {
 			failf(op, ErrArgument, ts, "bad window %+v: kernel, stride and dilation must be positive and padding non-negative", w)
 		}

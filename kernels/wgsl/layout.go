@@ -3,13 +3,11 @@ package wgsl
 import (
 	"fmt"
 	"strings"
-
-	"github.com/tessera-ml/tessera/internal/layout"
 )
 
 // checkLayout validates a layout for binding: rank, matching lengths,
 // non-negative extents, strides and offset, and every addressed element
-// below 2^32.
+// below 2^32. An empty layout addresses no element, whatever its extents.
 func checkLayout(l Layout, what string) error {
 	if len(l.Shape) != len(l.Strides) {
 		return fmt.Errorf("wgsl: %s: %d extents but %d strides", what, len(l.Shape), len(l.Strides))
@@ -17,16 +15,32 @@ func checkLayout(l Layout, what string) error {
 	if l.Offset < 0 {
 		return fmt.Errorf("wgsl: %s: negative offset %d", what, l.Offset)
 	}
-	last := l.Offset
+	// An empty layout first: its strides may have wrapped (the row-major
+	// strides of [0 2^63-1 2] overflow) and address nothing anyway.
+	for _, n := range l.Shape {
+		if n == 0 {
+			return nil
+		}
+	}
 	for d, n := range l.Shape {
 		if n < 0 || l.Strides[d] < 0 {
 			return fmt.Errorf("wgsl: %s: negative extent or stride in shape %v strides %v", what, l.Shape, l.Strides)
 		}
-		if n > 0 {
-			last += (n - 1) * l.Strides[d]
+	}
+	last, count := l.Offset, 1
+	for d, n := range l.Shape {
+		// Both bounds checked before multiplying, so nothing overflows.
+		if n >= 1<<31 || l.Strides[d] >= 1<<32 && n > 1 {
+			last = 1 << 32
+			break
+		}
+		last += (n - 1) * l.Strides[d]
+		count *= n
+		if last >= 1<<32 || count >= 1<<31 {
+			break
 		}
 	}
-	if last >= 1<<32 || layout.Numel(l.Shape) >= 1<<31 {
+	if last >= 1<<32 || count >= 1<<31 {
 		return fmt.Errorf("wgsl: %s: shape %v strides %v offset %d addresses elements beyond 2^32", what, l.Shape, l.Strides, l.Offset)
 	}
 	return nil

@@ -31,6 +31,12 @@ func small(t *testing.T, name string) []string {
 		return []string{"-hidden", "7", "-sequences", "40", "-batch", "8", "-length", "9", "-delay", "2", "-steps", "4"}
 	case "pong":
 		return []string{"-hidden", "7", "-batch", "2", "-max-frames", "90", "-steps", "3"}
+	case "mnist-cnn":
+		return []string{"-data", tinyMNIST(t), "-width", "3", "-batch", "16", "-steps", "4"}
+	case "gpt":
+		_, file, _, _ := runtime.Caller(0)
+		text := filepath.Join(filepath.Dir(file), "..", "..", "examples", "minchar", "input.txt")
+		return []string{"-data", text, "-context", "9", "-width", "8", "-heads", "2", "-layers", "1", "-warmup", "2", "-batch", "4", "-sample-every", "3", "-sample-len", "3", "-steps", "4"}
 	case "timeseries":
 		return []string{"-csv", filepath.Join(dir, "ramp.csv"), "-hidden", "7", "-window", "5", "-batch", "16", "-steps", "4"}
 	}
@@ -68,7 +74,7 @@ func TestProgramsListed(t *testing.T) {
 	for _, p := range train.Programs() {
 		names = append(names, p.Name)
 	}
-	if got := strings.Join(names, " "); got != "charrnn lstm mnist-mlp pong timeseries" {
+	if got := strings.Join(names, " "); got != "charrnn gpt lstm mnist-cnn mnist-mlp pong timeseries" {
 		t.Fatalf("programs %q", got)
 	}
 }
