@@ -264,11 +264,27 @@ func applyRule(n *tensor.Node, g *tensor.Tensor) []*tensor.Tensor {
 // (an input that was broadcast in the forward pass receives the sum of
 // the gradients of all its copies) and cast to the input's dtype.
 func conform(g, in *tensor.Tensor) *tensor.Tensor {
-	g = SumToShape(g, in.Shape())
+	if !sameShape(g, in) {
+		g = SumToShape(g, in.Shape())
+	}
 	if g.DType() != in.DType() {
 		g = g.Cast(in.DType())
 	}
 	return g
+}
+
+// sameShape reports whether a and b have one shape, without copying
+// either (conform runs once per gradient).
+func sameShape(a, b *tensor.Tensor) bool {
+	if a.Dim() != b.Dim() {
+		return false
+	}
+	for d := range a.Dim() {
+		if a.Size(d) != b.Size(d) {
+			return false
+		}
+	}
+	return true
 }
 
 // SumToShape sums g over the dims that broadcasting added or expanded to

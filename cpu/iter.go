@@ -19,51 +19,71 @@ type iter struct {
 	offsets []int   // per operand base offset
 	inner   int     // length of a row
 	rows    int     // number of rows
+
+	// Backing for the slices above (strides' headers inline, the ints
+	// in one pointer-free slab with the serial walk's scratch after
+	// them), so that an op on a small tensor costs two cheap
+	// allocations here rather than a dozen.
+	rowsBuf [iterOperands][]int
+	scratch []int // a serial runElems' multi-index and offsets
 }
+
+// iterOperands is the operand count whose stride headers an iter holds
+// inline; more allocate.
+const iterOperands = 4
 
 // newIter prepares iteration over shape for operands with the given
 // layouts. Every layout must have len(shape) dimensions.
 func newIter(shape []int, ls ...Layout) *iter {
-	it := &iter{offsets: make([]int, len(ls)), strides: make([][]int, len(ls))}
+	it := &iter{}
+	nd, nk := max(len(shape), 1), len(ls) // nd bounds the coalesced rank
+	ints := make([]int, (nk+1)*nd+nk+nd+2*nk)
+	it.scratch = ints[(nk+1)*nd+nk:]
+	it.strides = it.rowsBuf[:0]
+	if nk > iterOperands {
+		it.strides = make([][]int, 0, nk)
+	}
+	it.shape, ints = ints[:0:nd], ints[nd:]
+	for range ls {
+		it.strides, ints = append(it.strides, ints[:0:nd]), ints[nd:]
+	}
+	it.offsets = ints[:nk:nk]
 	for k, l := range ls {
 		it.offsets[k] = l.Offset
 	}
 	// Drop size-1 dimensions, then merge dimension d into d+1 when, for
 	// every operand, stepping once along d equals stepping shape[d+1]
 	// times along d+1.
-	var dims []int
-	for d, n := range shape {
-		if n != 1 {
-			dims = append(dims, d)
+	for d, size := range shape {
+		if size == 1 {
+			continue
 		}
-	}
-	for _, d := range dims {
 		n := len(it.shape)
 		if n > 0 {
 			merge := true
 			for k, l := range ls {
-				if it.strides[k][n-1] != l.Strides[d]*shape[d] {
+				if it.strides[k][n-1] != l.Strides[d]*size {
 					merge = false
 					break
 				}
 			}
 			if merge {
-				it.shape[n-1] *= shape[d]
+				it.shape[n-1] *= size
 				for k, l := range ls {
 					it.strides[k][n-1] = l.Strides[d]
 				}
 				continue
 			}
 		}
-		it.shape = append(it.shape, shape[d])
+		it.shape = append(it.shape, size)
 		for k, l := range ls {
 			it.strides[k] = append(it.strides[k], l.Strides[d])
 		}
 	}
 	if len(it.shape) == 0 { // a single element
-		it.shape = []int{1}
+		it.shape = append(it.shape, 1)
 		for k := range ls {
-			it.strides[k] = []int{0}
+			it.strides[k] = append(it.strides[k], 0)
 		}
 	}
 	for d := range shape {
@@ -84,7 +104,7 @@ func (it *iter) step(k int) int { return it.strides[k][len(it.shape)-1] }
 // run calls row(offs, n) serially for every row, where offs[k] is operand
 // k's offset of the row's first element and n the row's length.
 func (it *iter) run(row func(offs []int, n int)) {
-	it.runElems(0, it.rows*it.inner, row)
+	it.runElems(0, it.rows*it.inner, row, it.scratch)
 }
 
 // runParallel is run split across GOMAXPROCS goroutines when there are at
@@ -93,6 +113,10 @@ func (it *iter) run(row func(offs []int, n int)) {
 // than inner), because a fully coalesced operand is a single long row
 // and still has to be split.
 func (it *iter) runParallel(row func(offs []int, n int)) {
+	if total := it.rows * it.inner; numWorkers(total) <= 1 || total < 2 {
+		it.runElems(0, total, row, it.scratch) // without the closure below
+		return
+	}
 	it.runWorkers(it.rows*it.inner, func() func(offs []int, n int) { return row })
 }
 
@@ -106,7 +130,7 @@ func (it *iter) runWorkers(work int, newRow func() func(offs []int, n int)) {
 	total := it.rows * it.inner
 	parts := numWorkers(work)
 	if parts <= 1 || total < 2 {
-		it.runElems(0, total, newRow())
+		it.runElems(0, total, newRow(), it.scratch)
 		return
 	}
 	units, size := total, 1
@@ -114,22 +138,27 @@ func (it *iter) runWorkers(work int, newRow func() func(offs []int, n int)) {
 		units, size = it.rows, it.inner
 	}
 	parallelFor(parts, units, func(_, lo, hi int) {
-		it.runElems(lo*size, hi*size, newRow())
+		it.runElems(lo*size, hi*size, newRow(), nil)
 	})
 }
 
 // runElems visits the elements lo..hi-1 (in row-major order over the
 // coalesced shape) as row segments, keeping a multi-index over the outer
-// dimensions so that each row step costs one add per operand.
-func (it *iter) runElems(lo, hi int, row func(offs []int, n int)) {
+// dimensions so that each row step costs one add per operand. It keeps
+// its multi-index and offsets in scratch when that is long enough (a
+// serial walk passes the iter's own; concurrent ones pass nil).
+func (it *iter) runElems(lo, hi int, row func(offs []int, n int), scratch []int) {
 	if lo >= hi {
 		return
 	}
 	inner := it.inner
 	outer := it.shape[:len(it.shape)-1]
-	idx := make([]int, len(outer))
-	offs := make([]int, len(it.offsets))
-	part := make([]int, len(it.offsets))
+	nk := len(it.offsets)
+	if need := len(outer) + 2*nk; len(scratch) < need {
+		scratch = make([]int, need)
+	}
+	idx, offs, part := scratch[:len(outer)], scratch[len(outer):len(outer)+nk], scratch[len(outer)+nk:len(outer)+2*nk]
+	clear(idx)
 	// Position the multi-index at the row holding element lo.
 	r, c := lo/inner, lo%inner
 	for d := len(outer) - 1; d >= 0; d-- {

@@ -38,12 +38,14 @@ type Node struct {
 	versions []uint64 // versions of Inputs (and, last, of out) when recorded
 	saved    *savedRefs
 	freed    atomic.Bool
+	vbuf     [3]uint64 // backing of versions for ops of up to two inputs
 }
 
 // savedRefs holds the storage references a Node keeps for backward.
 type savedRefs struct {
 	ss      []*storage
 	dropped atomic.Bool
+	buf     [3]*storage // backing of ss for the common few saves
 }
 
 func (r *savedRefs) drop() {
@@ -134,7 +136,12 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 		return out
 	}
 	n := &Node{Op: op, Inputs: inputs, Attrs: attrs, out: out, saved: &savedRefs{}}
-	n.versions = make([]uint64, len(inputs)+1)
+	n.saved.ss = n.saved.buf[:0]
+	if len(inputs) < len(n.vbuf) {
+		n.versions = n.vbuf[:len(inputs)+1]
+	} else {
+		n.versions = make([]uint64, len(inputs)+1)
+	}
 	for i, x := range inputs {
 		n.versions[i] = x.Version()
 	}

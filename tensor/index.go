@@ -11,7 +11,9 @@ import (
 // rawView is a view for backends only: it shares t's reference and is
 // never recorded, tracked or returned to users.
 func rawView(t *Tensor, shape, strides []int, offset int) *Tensor {
-	return &Tensor{ref: t.ref, dtype: t.dtype, shape: shape, strides: strides, offset: offset}
+	v := &Tensor{ref: t.ref, dtype: t.dtype, offset: offset}
+	v.setLayout(shape, strides)
+	return v
 }
 
 // rawSlice is rawView of t[start:end:step] along dim.

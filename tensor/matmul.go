@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tessera-ml/tessera/internal/layout"
 )
@@ -24,27 +25,44 @@ func (a *Tensor) MatMul(b *Tensor) *Tensor {
 	}
 	dt := floatType(PromoteTypes(a.dtype, b.dtype))
 	a, b = a.Cast(dt), b.Cast(dt)
-	aa, bb := a, b
+	// The shapes a and b take as matrices: a 1-D a is a row, a 1-D b a
+	// column.
+	ash, bsh := a.shape, b.shape
 	if a.Dim() == 1 {
-		aa = a.Unsqueeze(0)
+		ash = []int{1, a.shape[0]}
 	}
 	if b.Dim() == 1 {
-		bb = b.Unsqueeze(1)
+		bsh = []int{b.shape[0], 1}
 	}
-	m, k := aa.shape[aa.Dim()-2], aa.shape[aa.Dim()-1]
-	k2, n := bb.shape[bb.Dim()-2], bb.shape[bb.Dim()-1]
+	m, k := ash[len(ash)-2], ash[len(ash)-1]
+	k2, n := bsh[len(bsh)-2], bsh[len(bsh)-1]
 	if k != k2 {
 		fail("MatMul", ErrShape, fmt.Sprintf("inner dimensions differ: %d and %d", k, k2), a, b)
 	}
-	batch, ok := broadcastBatch(aa.shape[:aa.Dim()-2], bb.shape[:bb.Dim()-2])
+	batch, ok := broadcastBatch(ash[:len(ash)-2], bsh[:len(bsh)-2])
 	if !ok {
 		fail("MatMul", ErrShape, "batch dimensions cannot be broadcast together", a, b)
 	}
 	outShape := append(clone(batch), m, n)
 	shapeNumel("MatMul", outShape, a, b)
 	nb := layout.Numel(batch)
-	a3 := aa.Expand(append(clone(batch), m, k)...).Reshape(nb, m, k)
-	b3 := bb.Expand(append(clone(batch), k, n)...).Reshape(nb, k, n)
+	// Each operand becomes (nb, ·, ·) through as few recorded views as
+	// possible: small products (a matrix times a vector) are dominated
+	// by the cost of each view, not by the arithmetic.
+	var a3, b3 *Tensor
+	if len(batch) == 0 {
+		a3, b3 = a.reshapeTo(1, m, k), b.reshapeTo(1, k, n)
+	} else {
+		aa, bb := a, b
+		if a.Dim() == 1 {
+			aa = a.Unsqueeze(0)
+		}
+		if b.Dim() == 1 {
+			bb = b.Unsqueeze(1)
+		}
+		a3 = aa.Expand(append(clone(batch), m, k)...).reshapeTo(nb, m, k)
+		b3 = bb.Expand(append(clone(batch), k, n)...).reshapeTo(nb, k, n)
+	}
 	out := bmm(a3, b3)
 	shape := clone(batch)
 	if a.Dim() > 1 {
@@ -53,7 +71,17 @@ func (a *Tensor) MatMul(b *Tensor) *Tensor {
 	if b.Dim() > 1 {
 		shape = append(shape, n)
 	}
-	return out.Reshape(shape...)
+	return out.reshapeTo(shape...)
+}
+
+// reshapeTo is Reshape, except that it returns t itself when t already
+// has shape. MatMul uses it for intermediates the caller never sees, and
+// for its result, which is new.
+func (t *Tensor) reshapeTo(shape ...int) *Tensor {
+	if slices.Equal(t.shape, shape) {
+		return t
+	}
+	return t.Reshape(shape...)
 }
 
 // bmm is the primitive: (B,M,K)·(B,K,N) → (B,M,N), contiguous.

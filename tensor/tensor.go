@@ -22,6 +22,7 @@ type Tensor struct {
 	shape   []int
 	strides []int
 	offset  int
+	dims    [2 * inlineRank]int // backing of shape and strides up to inlineRank dims (setLayout)
 
 	requiresGrad bool
 	node         *Node   // how this tensor was computed; nil for leaves
@@ -128,8 +129,15 @@ func (t *Tensor) bumpVersion() { t.ref.s.version.Add(1) }
 // no context or Scope yet: record (or settle) places an op's result,
 // empty a created tensor.
 func newTensor(dt DType, shape []int, dev Device) *Tensor {
-	shape = slices.Clone(shape)
-	t := &Tensor{dtype: dt, shape: shape, strides: layout.ContiguousStrides(shape)}
+	t := &Tensor{dtype: dt}
+	if n := len(shape); n <= inlineRank {
+		t.shape = t.dims[:n:n]
+		copy(t.shape, shape)
+		t.strides = layout.FillContiguousStrides(t.dims[inlineRank:inlineRank+n:inlineRank+n], shape)
+	} else {
+		t.shape = slices.Clone(shape)
+		t.strides = layout.ContiguousStrides(shape)
+	}
 	t.attach(newStorage(dt, layout.Numel(shape), dev), false)
 	return t
 }
@@ -138,7 +146,8 @@ func newTensor(dt DType, shape []int, dev Device) *Tensor {
 // A view of a kept tensor is kept and borrows base's memory (see ref);
 // any other is placed like newTensor's result.
 func viewOf(base *Tensor, shape, strides []int, offset int) *Tensor {
-	t := &Tensor{dtype: base.dtype, shape: shape, strides: strides, offset: offset}
+	t := &Tensor{dtype: base.dtype, offset: offset}
+	t.setLayout(shape, strides)
 	if base.kept.Load() {
 		t.borrow(base.ref.s)
 		t.ctx = base.ctx
@@ -147,6 +156,24 @@ func viewOf(base *Tensor, shape, strides []int, offset int) *Tensor {
 	}
 	t.attach(base.ref.s, true)
 	return t
+}
+
+// inlineRank is the rank up to which a Tensor holds its shape and
+// strides in its own dims array rather than in two allocations.
+const inlineRank = 4
+
+// setLayout gives t a copy of shape and strides (of one length), in t's
+// dims when they fit. Callers may pass slices they go on using, and
+// small ones never escape to the heap.
+func (t *Tensor) setLayout(shape, strides []int) {
+	n := len(shape)
+	if n > inlineRank {
+		t.shape, t.strides = slices.Clone(shape), slices.Clone(strides)
+		return
+	}
+	t.shape, t.strides = t.dims[:n:n], t.dims[inlineRank:inlineRank+n:inlineRank+n]
+	copy(t.shape, shape)
+	copy(t.strides, strides)
 }
 
 // String formats the tensor like PyTorch's repr, abridged for large

@@ -466,5 +466,7 @@ func (t *Tensor) broadcastView(shape []int) *Tensor {
 			strides[i] = t.strides[i-lead]
 		}
 	}
-	return &Tensor{ref: t.ref, dtype: t.dtype, shape: shape, strides: strides, offset: t.offset}
+	v := &Tensor{ref: t.ref, dtype: t.dtype, offset: t.offset}
+	v.setLayout(shape, strides)
+	return v
 }

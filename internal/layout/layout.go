@@ -46,7 +46,12 @@ func Numel(shape []int) int {
 // PyTorch, a size-0 dimension counts as 1, so that an empty layout has
 // no stride 0 (which in-place ops read as an expanded view).
 func ContiguousStrides(shape []int) []int {
-	strides := make([]int, len(shape))
+	return FillContiguousStrides(make([]int, len(shape)), shape)
+}
+
+// FillContiguousStrides writes shape's row-major strides into strides
+// (of len(shape)) and returns it.
+func FillContiguousStrides(strides, shape []int) []int {
 	s := 1
 	for i := len(shape) - 1; i >= 0; i-- {
 		strides[i] = s
