@@ -13,10 +13,12 @@ import (
 
 // layoutHelper and compareHelper match the names (lower-cased) under
 // which layout arithmetic and tolerance comparisons were copied between
-// packages before internal/layout and internal/approx held them.
+// packages before internal/layout and internal/approx held them: every
+// function named near…, close…, approx… or almost…, and the others by
+// name.
 var (
 	layoutHelper  = regexp.MustCompile(`^(numel|numelof|numelements|contiguousstrides|iscontiguous|one1d|promote0d)$`)
-	compareHelper = regexp.MustCompile(`^(near|nearly|close|closeto|closef32|closef64|closeorsame|allclose|isclose|approx|approxequal|almostequal|expectclose|checkclose|checkf32|checkf64|maxrelerr|relerr|abserr|agrees|samefloats|samevalues|lengthtol|withintol)$`)
+	compareHelper = regexp.MustCompile(`^(near|close|allclose|isclose|approx|almost)|^(expectclose|checkclose|checkf32|checkf64|checki32|maxrelerr|relerr|abserr|agrees|samefloats|samevalues|lengthtol|withintol)$`)
 )
 
 // homes are the only packages that may define those helpers.

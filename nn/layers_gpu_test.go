@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/internal/torchref"
 	"github.com/tessera-ml/tessera/nn"
@@ -28,8 +29,8 @@ func TestTorchLayersGPU(t *testing.T) {
 			cpu := runLayerCase(t, c, tensor.CPU, tensor.Float32)
 			for i, o := range g.outs {
 				what := fmt.Sprintf("output[%d]", i)
-				worstCPU = max(worstCPU, closeToRef(t, what+" vs cpu", o, cpu.outs[i].Float64s(), 1e-5, 1e-4))
-				worstTorch = max(worstTorch, closeToRef(t, what+" vs torch", o, c.Outputs[i].Data, 1e-4, 1e-3))
+				worstCPU = max(worstCPU, checkAgainst(t, what+" vs cpu", o, cpu.outs[i].Float64s(), 1e-5, 1e-4))
+				worstTorch = max(worstTorch, checkAgainst(t, what+" vs torch", o, c.Outputs[i].Data, 1e-4, 1e-3))
 			}
 			for i, want := range c.Grads {
 				if want == nil {
@@ -39,46 +40,26 @@ func TestTorchLayersGPU(t *testing.T) {
 				if g.grads[i] == nil || cpu.grads[i] == nil {
 					t.Fatalf("%s: missing gradient", what)
 				}
-				worstCPU = max(worstCPU, closeToRef(t, what+" vs cpu", g.grads[i], cpu.grads[i].Float64s(), 1e-5, 1e-4))
-				worstTorch = max(worstTorch, closeToRef(t, what+" vs torch", g.grads[i], want.Data, 1e-4, 1e-3))
+				worstCPU = max(worstCPU, checkAgainst(t, what+" vs cpu", g.grads[i], cpu.grads[i].Float64s(), 1e-5, 1e-4))
+				worstTorch = max(worstTorch, checkAgainst(t, what+" vs torch", g.grads[i], want.Data, 1e-4, 1e-3))
 			}
 		})
 	}
 	t.Logf("worst |gpu−cpu| %.3f and |gpu−torch| %.3f of the tolerance", worstCPU, worstTorch)
 }
 
-// closeToRef checks got against want elementwise with tolerance
-// abs + rel·(|want| + the largest |want|/10), NaNs matching, and returns
-// the largest difference as a fraction of the tolerance.
-func closeToRef(t *testing.T, what string, got *tensor.Tensor, want []float64, abs, rel float64) float64 {
+// checkAgainst checks got against want within abs + rel·(|want| + the
+// largest |want|/10), NaNs matching (internal/approx), and returns the
+// largest difference as a fraction of the tolerance.
+func checkAgainst(t *testing.T, what string, got *tensor.Tensor, want []float64, abs, rel float64) float64 {
 	t.Helper()
 	g := got.Float64s()
+	tol := approx.Tol{Abs: abs + rel*approx.Magnitude(want)/10, Rel: rel}
 	if len(g) != len(want) {
 		t.Fatalf("%s: %d values, want %d", what, len(g), len(want))
 	}
-	scale := 0.0
-	for _, w := range want {
-		if !math.IsNaN(w) && !math.IsInf(w, 0) {
-			scale = max(scale, math.Abs(w))
-		}
-	}
-	worst := 0.0
-	for i, w := range want {
-		if math.IsNaN(w) || math.IsNaN(g[i]) || math.IsInf(w, 0) {
-			if !(math.IsNaN(w) && math.IsNaN(g[i])) && g[i] != w {
-				t.Errorf("%s[%d] = %v, want %v", what, i, g[i], w)
-			}
-			continue
-		}
-		tl := abs + rel*(math.Abs(w)+scale/10)
-		d := math.Abs(g[i] - w)
-		worst = max(worst, d/tl)
-		if d > tl {
-			t.Errorf("%s[%d] = %.9g, want %.9g (diff %.3g, tolerance %.3g)", what, i, g[i], w, d, tl)
-			return worst
-		}
-	}
-	return worst
+	approx.Check(t, what, g, want, tol)
+	return approx.Ratio(g, want, tol)
 }
 
 // TestLayerDropoutGPU: a transformer block in training, with dropout in
@@ -98,7 +79,7 @@ func TestLayerDropoutGPU(t *testing.T) {
 	nn.To(l, gpu)
 	xg := x.To(gpu)
 	got := l.ForwardMasked(xg, nn.AttentionMasks{Causal: true})
-	closeToRef(t, "eval output", got, want, 1e-5, 1e-4)
+	checkAgainst(t, "eval output", got, want, 1e-5, 1e-4)
 	nn.Train(l)
 	autograd.Backward(l.ForwardMasked(xg, nn.AttentionMasks{Causal: true}).Square().Sum())
 	for name, p := range nn.NamedParameters(l) {
@@ -118,7 +99,7 @@ func TestLayerDropoutGPU(t *testing.T) {
 			t.Errorf("%s on %v", name, p.Device())
 		}
 	}
-	closeToRef(t, "copied layers", enc.Layers[1].Linear1.Weight, l.Linear1.Weight.Float64s(), 0, 0)
+	checkAgainst(t, "copied layers", enc.Layers[1].Linear1.Weight, l.Linear1.Weight.Float64s(), 0, 0)
 	m := nn.NewLSTM(3, 4, 2)
 	m.Dropout = 0.5
 	nn.To(m, gpu)

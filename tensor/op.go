@@ -10,8 +10,11 @@ import "math"
 // Adding an Op is a constant here and a row in opTable (for an
 // elementwise op or a reduction, the row is its kernels on every backend:
 // the CPU functions of opmath.go and the WGSL expression), the method
-// that calls it, a rule in package autograd (or Nondifferentiable) and a
-// test case; table tests fail until all exist.
+// that calls it, a rule in package autograd (or Nondifferentiable) and
+// its test spec in internal/opspec, from which the coverage matrix, the
+// PyTorch mapping and the kernel, GPU and rule checks are generated (and,
+// for PyTorch's vectors, a line of tools/torchref/gen.py); table tests
+// fail until all exist.
 type Op uint8
 
 const (

@@ -382,12 +382,7 @@ func compareGPUTorch(t *testing.T, what string, got hostTensor, want torchref.Te
 			}
 		}
 	}
-	mag := 1.0
-	for _, v := range w {
-		if !math.IsInf(v, 0) && !math.IsNaN(v) {
-			mag = max(mag, math.Abs(v))
-		}
-	}
+	mag := max(1, approx.Magnitude(w))
 	atol := tl.abs * mag
 	bad, flips, worst := 0, 0, 0.0
 	var msg strings.Builder
@@ -442,12 +437,7 @@ func compareGPUCPU(t *testing.T, what string, g, c hostTensor, tl tolerance, op 
 		t.Errorf("%s: GPU %v %v, CPU %v %v", what, g.dt, g.shape, c.dt, c.shape)
 		return
 	}
-	mag := 1.0
-	for _, v := range c.data {
-		if !math.IsInf(v, 0) && !math.IsNaN(v) {
-			mag = max(mag, math.Abs(v))
-		}
-	}
+	mag := max(1, approx.Magnitude(c.data))
 	atol := tl.abs * mag
 	bad, worst := 0, 0.0
 	var msg strings.Builder

@@ -280,12 +280,7 @@ func compareTorch(t *testing.T, what string, got *tensor.Tensor, want torchref.T
 		}
 		return
 	}
-	mag := 1.0
-	for _, w := range want.Data {
-		if !math.IsInf(w, 0) && !math.IsNaN(w) {
-			mag = max(mag, math.Abs(w))
-		}
-	}
+	mag := max(1, approx.Magnitude(want.Data))
 	atol := tl.abs * mag
 	bad := 0
 	var msg strings.Builder

@@ -128,6 +128,41 @@ func Mismatch[T Number](got, want []T, t Tol) int {
 	return -1
 }
 
+// Ratio returns how much of t the comparison of got with want used: the
+// largest |got - want| / Bound(want) over the elements where want and
+// got are finite (0 when there are none, or the lengths differ).
+func Ratio[T Number](got, want []T, t Tol) float64 {
+	if len(got) != len(want) {
+		return 0
+	}
+	worst := 0.0
+	for i := range want {
+		g, w := float64(got[i]), float64(want[i])
+		if math.IsNaN(g) || math.IsNaN(w) || math.IsInf(g, 0) || math.IsInf(w, 0) {
+			continue
+		}
+		if b := t.Bound(w); b > 0 {
+			worst = max(worst, math.Abs(g-w)/b)
+		} else if g != w {
+			worst = math.Inf(1)
+		}
+	}
+	return worst
+}
+
+// Magnitude returns the largest finite |v| of vals, 0 when there is
+// none: the scale of a result whose elements cancel, for WithScale or an
+// absolute floor.
+func Magnitude[T Number](vals []T) float64 {
+	m := 0.0
+	for _, v := range vals {
+		if f := math.Abs(float64(v)); !math.IsInf(f, 0) && !math.IsNaN(f) {
+			m = max(m, f)
+		}
+	}
+	return m
+}
+
 // Diff describes how got differs from want within t ("" when it does
 // not): the lengths, or the first mismatching element.
 func Diff[T Number](got, want []T, t Tol) string {

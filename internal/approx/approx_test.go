@@ -103,3 +103,20 @@ func TestCheckRequire(t *testing.T) {
 		t.Errorf("a length mismatch reported %q", r.fatals)
 	}
 }
+
+func TestRatioAndMagnitude(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	if m := Magnitude([]float64{-3, nan, inf, 2}); m != 3 {
+		t.Errorf("Magnitude = %v, want 3 (finite values only)", m)
+	}
+	r := Ratio([]float64{1.5, 2, nan}, []float64{1, 2, nan}, Abs(1))
+	if r != 0.5 {
+		t.Errorf("Ratio = %v, want 0.5", r)
+	}
+	if r := Ratio([]float64{1}, []float64{1, 2}, Abs(1)); r != 0 {
+		t.Errorf("Ratio of different lengths = %v, want 0", r)
+	}
+	if r := Ratio([]float64{1.5}, []float64{1}, Exact); !math.IsInf(r, 1) {
+		t.Errorf("Ratio of a mismatch under Exact = %v, want +Inf", r)
+	}
+}
