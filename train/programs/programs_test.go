@@ -55,7 +55,7 @@ func tinyMNIST(t *testing.T) string {
 }
 
 // runProgram runs p with args on dev and fails the test on an error.
-func runProgram(t *testing.T, p *train.Program, dev tensor.Device, args []string, o train.Options) *train.Result {
+func runProgram(t testing.TB, p *train.Program, dev tensor.Device, args []string, o train.Options) *train.Result {
 	t.Helper()
 	args = append([]string{"-device", dev.String()}, args...)
 	var out strings.Builder
