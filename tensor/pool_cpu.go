@@ -242,11 +242,18 @@ func cpuReserve(dt DType, n int) error {
 		if retry {
 			return cpuOOM(n, dt.Size(), budget)
 		}
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond) // let cleanup goroutines run
-		runtime.GC()
-		cpuPool.emptyCache()
+		cpuCollect()
 	}
+}
+
+// cpuCollect returns to the budget what dropped tensors hold: it runs
+// the collector so their runtime cleanups return their buffers, and
+// empties the pool's cache. Budget checks call it once before refusing.
+func cpuCollect() {
+	runtime.GC()
+	time.Sleep(10 * time.Millisecond) // let cleanup goroutines run
+	runtime.GC()
+	cpuPool.emptyCache()
 }
 
 // alloc allocates a buffer of n elements of dt on dev through the
@@ -268,11 +275,18 @@ func alloc(dt DType, n int, dev Device) (any, error) {
 // checkHostAlloc panics with an out-of-memory *Error for op when n host
 // elements of elemSize bytes each would not fit beside the CPU tensors
 // within the budget. Ops call it before making a host slice (creation
-// from generated values, reading a tensor out).
+// from generated values, reading a tensor out). Like cpuReserve, it
+// collects dropped tensors once before refusing.
 func checkHostAlloc(op string, n, elemSize int, ts ...*Tensor) {
 	budget, err := CPUBudget()
-	if err == nil && int64(n) <= (budget-cpuMem.reserved.Load())/int64(elemSize) {
+	fits := func() bool { return int64(n) <= (budget-cpuMem.reserved.Load())/int64(elemSize) }
+	if err == nil && fits() {
 		return
+	}
+	if err == nil && int64(n) <= budget/int64(elemSize) { // may fit once dropped tensors are collected
+		if cpuCollect(); fits() {
+			return
+		}
 	}
 	if err == nil {
 		err = cpuOOM(n, elemSize, budget)
