@@ -58,6 +58,9 @@ func Im2Col[T Float](dst, x []T, xl Layout, g Window, pad T) {
 				}
 				fillVec(out[:wlo], pad)
 				fillVec(out[whi:], pad)
+				if wlo >= whi {
+					continue // no column of this row falls inside x: at+wlo may be negative
+				}
 				at := base + (oh*g.SH-g.PH+i*g.DH)*st[2]
 				if g.SW*st[3] == 1 {
 					copy(out[wlo:whi], x[at+wlo:at+whi])

@@ -7,6 +7,7 @@ package tensor_test
 
 import (
 	"math"
+	"runtime/debug"
 	"slices"
 	"testing"
 
@@ -143,7 +144,7 @@ func call(t *testing.T, what string, f func()) (ok bool) {
 				ok = false
 				return
 			}
-			t.Fatalf("%s: raw panic %T: %v", what, r, r)
+			t.Fatalf("%s: raw panic %T: %v\n%s", what, r, r, debug.Stack())
 		}
 	}()
 	f()
