@@ -4,12 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/tessera-ml/tessera/autograd"
-	"github.com/tessera-ml/tessera/data"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/optim"
 	"github.com/tessera-ml/tessera/tensor"
@@ -70,38 +67,16 @@ func newCharRNN(r *train.Run, c charConfig) (*charRNN, error) {
 	if c.hidden < 1 || c.seq < 1 || c.sampleEvery < 0 || c.sampleLen < 0 {
 		return nil, train.UsageError("-hidden and -seq must be at least 1, -sample-every and -sample-len not negative")
 	}
-	path, pattern := c.path, ""
-	if path == "" {
-		path, pattern = filepath.Join(runtime.GOROOT(), "src"), "*.go"
-	}
-	corpus, err := data.ReadCorpus(path, pattern)
+	corpus, err := readSymbolCorpus(c.path)
 	if err != nil {
 		return nil, err
 	}
-	trainText, valText := corpus.Split(0.9)
+	trainText, valText := corpus.train, corpus.val
 	if len(trainText) < r.Batch*(c.seq+1) || len(valText) < 2 {
 		return nil, train.UsageError(fmt.Sprintf("-data: %d bytes are too few for -batch %d of -seq %d and a validation tenth", len(corpus.Bytes), r.Batch, c.seq))
 	}
-	m := &charRNN{c: c, r: r, pos: &charPos{}}
-	var seen [256]bool
-	for _, b := range corpus.Bytes {
-		seen[b] = true
-	}
-	index := map[byte]int32{}
-	for b := range 256 {
-		if seen[b] {
-			index[byte(b)] = int32(len(m.vocab))
-			m.vocab = append(m.vocab, byte(b))
-		}
-	}
-	encode := func(text []byte) []int32 {
-		out := make([]int32, len(text))
-		for i, b := range text {
-			out[i] = index[b]
-		}
-		return out
-	}
-	m.train, m.val = encode(trainText), encode(valText)
+	m := &charRNN{c: c, r: r, pos: &charPos{}, vocab: corpus.vocab}
+	m.train, m.val = encodeSymbols[int32](corpus, trainText), encodeSymbols[int32](corpus, valText)
 	m.val = m.val[:min(len(m.val), valStreams*valLen+1)]
 	V, H := len(m.vocab), c.hidden
 	m.bigramTrain, m.bigramVal = bigramLoss(m.train, m.val, V)

@@ -3,8 +3,6 @@ package programs
 import (
 	"flag"
 	"fmt"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -100,37 +98,16 @@ func newGPT(r *train.Run, c gptConfig) (*gpt, error) {
 	if c.warmup >= r.Steps && r.Steps > 0 {
 		return nil, train.UsageError(fmt.Sprintf("-warmup %d must be shorter than the %d steps", c.warmup, r.Steps))
 	}
-	path, pattern := c.path, ""
-	if path == "" {
-		path, pattern = filepath.Join(runtime.GOROOT(), "src"), "*.go"
-	}
-	corpus, err := data.ReadCorpus(path, pattern)
+	corpus, err := readSymbolCorpus(c.path)
 	if err != nil {
 		return nil, err
 	}
-	trainText, valText := corpus.Split(0.9)
+	trainText, valText := corpus.train, corpus.val
 	if len(trainText) < r.Batch*(c.context+1) || len(valText) < c.context+1 {
 		return nil, train.UsageError(fmt.Sprintf("-data: %d bytes are too few for -batch %d of -context %d and a validation tenth", len(corpus.Bytes), r.Batch, c.context))
 	}
-	m := &gpt{c: c, r: r}
-	var index [256]byte
-	var seen [256]bool
-	for _, b := range corpus.Bytes {
-		seen[b] = true
-	}
-	for b := range 256 {
-		if seen[b] {
-			index[b] = byte(len(m.vocab))
-			m.vocab = append(m.vocab, byte(b))
-		}
-	}
-	encode := func(text []byte) []byte {
-		out := make([]byte, len(text))
-		for i, b := range text {
-			out[i] = index[b]
-		}
-		return out
-	}
+	m := &gpt{c: c, r: r, vocab: corpus.vocab}
+	encode := func(text []byte) []byte { return encodeSymbols[byte](corpus, text) }
 	m.val = encode(valText[:min(len(valText), valStreams*valLen+1)])
 	windows, err := data.NewTextWindows(encode(trainText), c.context, c.context)
 	if err != nil {
