@@ -28,6 +28,7 @@ var (
 		Name: "gpt_padded_step", Family: "transformer step, lengths varying 4×", Unit: StepsPS,
 		Sizes: []Size{gptSize(16, 128, 64, 4, 2)},
 		Quick: []Size{gptSize(4, 16, 16, 2, 1)},
+		Peers: []string{"torch"},
 		Doc: "gpt_padded_step: one SGD step of causal pre-norm nn.TransformerEncoderLayers (feed-forward 4×width, GELU) on sequences padded to the longest " +
 			"(lengths spread evenly over longest/4…longest) with key-padding and causal masks, a linear read-out and the squared error masked to the real rows; " +
 			"compare with gpt_ragged_step",
@@ -39,7 +40,7 @@ var (
 		Sizes: []Size{gptSize(16, 128, 64, 4, 2)},
 		Quick: []Size{gptSize(4, 16, 16, 2, 1)},
 		Doc: "gpt_ragged_step: gpt_padded_step's model, batch and loss with the sequences packed as rows + offsets (TransformerEncoderLayer.ForwardPacked, " +
-			"tensor.ScaledDotProductAttention): no padded rows, no score matrix",
+			"tensor.ScaledDotProductAttention): no padded rows, no score matrix; no peer (PyTorch 1.13 trains no transformer on nested tensors)",
 		Work:  oneStep,
 		Setup: func(dev tensor.Device, s Size) Case { return newRaggedGPT(dev, s, true) },
 	}
