@@ -105,6 +105,31 @@ func TestTransformerForwardPacked(t *testing.T) {
 	}
 }
 
+// TestMultiheadAttentionDenseAsSegments: dense batched self-attention
+// (B, L, E), causal and not, is ForwardPacked over B equal segments of L
+// rows, on every device (float64 on the CPU).
+func TestMultiheadAttentionDenseAsSegments(t *testing.T) {
+	for _, dev := range devtest.Devices(t) {
+		dt := tensor.Float64
+		if dev != tensor.CPU {
+			dt = tensor.Float32
+		}
+		m := nn.NewMultiheadAttention(12, 4, true, tensor.On(dev), tensor.Of(dt), tensor.WithGenerator(tensor.NewGenerator(5)))
+		m.BatchFirst = true
+		x := tensor.Randn([]int{3, 5, 12}, tensor.On(dev), tensor.Of(dt), tensor.WithGenerator(tensor.NewGenerator(6)))
+		for _, causal := range []bool{false, true} {
+			dense, _ := m.Forward(x, x, x, nn.AttentionMasks{Causal: causal, SkipWeights: true})
+			packed := m.ForwardPacked(x.Reshape(15, 12), tensor.Offsets(5, 5, 5), causal)
+			tol := approx.AbsRel(1e-12, 1e-12)
+			if dt == tensor.Float32 {
+				tol = approx.AbsRel(1e-6, 1e-5)
+			}
+			approx.Require(t, fmt.Sprintf("%v causal %v", dev, causal), packed.To(tensor.CPU).Cast(tensor.Float64).Float64s(),
+				dense.To(tensor.CPU).Cast(tensor.Float64).Float64s(), tol)
+		}
+	}
+}
+
 // TestForwardPackedBadInput: misuse is a typed error.
 func TestForwardPackedBadInput(t *testing.T) {
 	m := nn.NewMultiheadAttention(6, 2, true)
