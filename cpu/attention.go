@@ -15,143 +15,223 @@ type Attention struct {
 	Causal  bool
 }
 
-// attentionBlock is the number of keys whose scores one step of the
-// online softmax holds (FlashAttention's key tile): the running max
-// rescales the accumulator once per block.
+// attentionBlock is the side of the tiles the kernels work on
+// (FlashAttention's blocks): a block of queries meets a block of keys in
+// an attentionBlock² tile of scores, a product of MatMul, and only the
+// tile is ever held, never a segment's L×L scores.
 const attentionBlock = 64
 
-// keys returns the keys [lo, hi) row i attends to.
-func (a Attention) keys(i int) (lo, hi int) {
-	if a.Causal {
-		return int(a.Seg[2*i]), i + 1
+// An attnTask is one block of rows [r0, r1) of head h in the segment
+// [s, e).
+type attnTask struct{ s, e, r0, r1, h int }
+
+// tasks returns the blocks of rows of every segment and head.
+func (a Attention) tasks() []attnTask {
+	var out []attnTask
+	for s := 0; s < a.N; {
+		e := int(a.Seg[2*s+1])
+		for h := range a.H {
+			for r := s; r < e; r += attentionBlock {
+				out = append(out, attnTask{s, e, r, min(r+attentionBlock, e), h})
+			}
+		}
+		s = e
 	}
-	return int(a.Seg[2*i]), int(a.Seg[2*i+1])
+	return out
 }
 
-// queries returns the queries [lo, hi) that attend to key j.
-func (a Attention) queries(j int) (lo, hi int) {
-	if a.Causal {
-		return j, int(a.Seg[2*j+1])
-	}
-	return int(a.Seg[2*j]), int(a.Seg[2*j+1])
+// rows returns the layout (1, n, D) of rows r0.. of head h; cols its
+// transpose (1, D, n).
+func (a Attention) rows(r0, n, h int) Layout {
+	hd := a.H * a.D
+	return Layout{Shape: []int{1, n, a.D}, Strides: []int{n * hd, hd, 1}, Offset: r0*hd + h*a.D}
 }
 
-func dot[T Float](x, y []T) float64 {
-	var s float64
-	for i, v := range x {
-		s += float64(v) * float64(y[i])
+func (a Attention) cols(r0, n, h int) Layout {
+	hd := a.H * a.D
+	return Layout{Shape: []int{1, a.D, n}, Strides: []int{n * hd, 1, hd}, Offset: r0*hd + h*a.D}
+}
+
+// tile is the layout of a contiguous (1, m, n) tile, and tileT its
+// transpose.
+func tile(m, n int) Layout  { return Layout{Shape: []int{1, m, n}, Strides: []int{m * n, n, 1}} }
+func tileT(m, n int) Layout { return Layout{Shape: []int{1, n, m}, Strides: []int{m * n, 1, n}} }
+
+// visible returns how many of the keys k0.. row i sees in a block of bk.
+func (a Attention) visible(i, k0, bk int) int {
+	if a.Causal {
+		return max(0, min(bk, i-k0+1))
 	}
-	return s
+	return bk
 }
 
 // AttentionForward writes out (N, H, D) and lse (N, H), the logsumexp of
-// each row's scaled scores, without forming a score matrix: each (row,
-// head) streams over its keys in blocks of attentionBlock with an online
-// softmax (running max and sum), accumulating in float64.
+// each row's scaled scores, without forming a segment's score matrix:
+// each block of queries streams over its segment's keys a block at a
+// time with an online softmax (a running max and sum per row, the
+// accumulator rescaled as the max grows), the products by MatMul.
 func AttentionForward[T Float](out, lse, q, k, v []T, a Attention) {
-	hd := a.H * a.D
-	parallelFor(numWorkers(a.N*hd*8), a.N*a.H, func(_, lo, hi int) {
-		acc := make([]float64, a.D)
-		var sc [attentionBlock]float64
-		for r := lo; r < hi; r++ {
-			i, h := r/a.H, r%a.H
-			qi := q[i*hd+h*a.D : i*hd+h*a.D+a.D]
-			j0, j1 := a.keys(i)
-			m, l := math.Inf(-1), 0.0
+	tasks, hd, d := a.tasks(), a.H*a.D, a.D
+	parallelFor(numWorkers(a.N*hd*8), len(tasks), func(_, lo, hi int) {
+		const b = attentionBlock
+		sc, pv, acc := make([]T, b*b), make([]T, b*d), make([]float64, b*d)
+		m, l := make([]float64, b), make([]float64, b)
+		for _, t := range tasks[lo:hi] {
+			bq := t.r1 - t.r0
 			clear(acc)
-			for b := j0; b < j1; b += attentionBlock {
-				e := min(b+attentionBlock, j1)
-				bm := math.Inf(-1)
-				for j := b; j < e; j++ {
-					s := a.Scale * dot(qi, k[j*hd+h*a.D:j*hd+h*a.D+a.D])
-					sc[j-b] = s
-					bm = max(bm, s)
-				}
-				if bm > m {
-					c := math.Exp(m - bm)
-					l *= c
-					for t := range acc {
-						acc[t] *= c
+			for r := range bq {
+				m[r], l[r] = math.Inf(-1), 0
+			}
+			kend := t.e
+			if a.Causal {
+				kend = t.r1
+			}
+			for k0 := t.s; k0 < kend; k0 += b {
+				bk := min(b, kend-k0)
+				MatMul(sc, tile(bq, bk), q, a.rows(t.r0, bq, t.h), k, a.cols(k0, bk, t.h))
+				for r := range bq {
+					row, n := sc[r*bk:r*bk+bk], a.visible(t.r0+r, k0, bk)
+					if n == 0 {
+						clear(row)
+						continue
 					}
-					m = bm
-				}
-				for j := b; j < e; j++ {
-					p := math.Exp(sc[j-b] - m)
-					l += p
-					vj := v[j*hd+h*a.D : j*hd+h*a.D+a.D]
-					for t, x := range vj {
-						acc[t] += p * float64(x)
+					bm := math.Inf(-1)
+					for _, x := range row[:n] {
+						bm = max(bm, a.Scale*float64(x))
 					}
+					if bm > m[r] {
+						c := math.Exp(m[r] - bm)
+						l[r] *= c
+						for j := range d {
+							acc[r*d+j] *= c
+						}
+						m[r] = bm
+					}
+					for j, x := range row[:n] {
+						p := math.Exp(a.Scale*float64(x) - m[r])
+						l[r] += p
+						row[j] = T(p)
+					}
+					clear(row[n:])
+				}
+				MatMul(pv, tile(bq, d), sc, tile(bq, bk), v, a.rows(k0, bk, t.h))
+				for j, x := range pv[:bq*d] {
+					acc[j] += float64(x)
 				}
 			}
-			o := out[i*hd+h*a.D : i*hd+h*a.D+a.D]
-			for t := range o {
-				o[t] = T(acc[t] / l)
+			for r := range bq {
+				i := t.r0 + r
+				o := out[i*hd+t.h*d : i*hd+t.h*d+d]
+				for j := range o {
+					o[j] = T(acc[r*d+j] / l[r])
+				}
+				lse[i*a.H+t.h] = T(m[r] + math.Log(l[r]))
 			}
-			lse[r] = T(m + math.Log(l))
 		}
 	})
 }
 
 // AttentionBackward writes the gradients dq, dk and dv (N, H, D) of
 // AttentionForward given its out and lse and the gradient g of out,
-// recomputing the weights p = exp(Scale·q[i]·k[j] - lse[i]) rather than
-// reading stored ones (FlashAttention's backward): with δ[i] = g[i]·out[i],
+// recomputing the weights p = exp(Scale·q[i]·k[j] - lse[i]) tile by tile
+// rather than reading stored ones (FlashAttention's backward): with
+// δ[i] = g[i]·out[i] and ds = p (g[i]·v[j] - δ[i]),
 //
-//	dq[i] = Scale Σ_j p (g[i]·v[j] - δ[i]) k[j]   (a pass over rows)
-//	dk[j] = Scale Σ_i p (g[i]·v[j] - δ[i]) q[i]   (a pass over keys)
+//	dq[i] = Scale Σ_j ds k[j]     (a pass over blocks of queries)
+//	dk[j] = Scale Σ_i ds q[i]     (a pass over blocks of keys)
 //	dv[j] = Σ_i p g[i]
 //
 // Each pass writes only its own rows, so neither needs atomics.
 func AttentionBackward[T Float](dq, dk, dv, q, k, v, out, lse, g []T, a Attention) {
-	hd, d := a.H*a.D, a.D
+	tasks, hd, d := a.tasks(), a.H*a.D, a.D
 	delta := make([]float64, a.N*a.H)
-	row := func(x []T, i, h int) []T { return x[i*hd+h*d : i*hd+h*d+d] }
+	for r := range delta {
+		o := r * d
+		for j := range d {
+			delta[r] += float64(g[o+j]) * float64(out[o+j])
+		}
+	}
 	work := numWorkers(a.N * hd * 8)
-	parallelFor(work, a.N*a.H, func(_, lo, hi int) {
-		acc := make([]float64, d)
-		for r := lo; r < hi; r++ {
-			i, h := r/a.H, r%a.H
-			qi, gi := row(q, i, h), row(g, i, h)
-			delta[r] = dot(gi, row(out, i, h))
-			clear(acc)
-			j0, j1 := a.keys(i)
-			for j := j0; j < j1; j++ {
-				kj := row(k, j, h)
-				p := math.Exp(a.Scale*dot(qi, kj) - float64(lse[r]))
-				ds := p * (dot(gi, row(v, j, h)) - delta[r])
-				for t, x := range kj {
-					acc[t] += ds * float64(x)
+	// ds fills sc (from the scores) with Scale·ds, and dp (from g·vᵀ)
+	// with p when keepP, for the bq×bk tile of queries q0.. and keys k0...
+	ds := func(sc, dp []T, q0, bq, k0, bk, h int, keepP bool) {
+		for r := range bq {
+			i := q0 + r
+			n, ls, dl := a.visible(i, k0, bk), float64(lse[i*a.H+h]), delta[i*a.H+h]
+			s, pr := sc[r*bk:r*bk+bk], dp[r*bk:r*bk+bk]
+			for j := range n {
+				p := math.Exp(a.Scale*float64(s[j]) - ls)
+				s[j] = T(a.Scale * p * (float64(pr[j]) - dl))
+				if keepP {
+					pr[j] = T(p)
 				}
 			}
-			o := row(dq, i, h)
-			for t := range o {
-				o[t] = T(a.Scale * acc[t])
+			clear(s[n:])
+			clear(pr[n:])
+		}
+	}
+	parallelFor(work, len(tasks), func(_, lo, hi int) {
+		const b = attentionBlock
+		sc, dp, tmp, acc := make([]T, b*b), make([]T, b*b), make([]T, b*d), make([]float64, b*d)
+		for _, t := range tasks[lo:hi] {
+			bq := t.r1 - t.r0
+			clear(acc)
+			kend := t.e
+			if a.Causal {
+				kend = t.r1
 			}
+			for k0 := t.s; k0 < kend; k0 += b {
+				bk := min(b, kend-k0)
+				MatMul(sc, tile(bq, bk), q, a.rows(t.r0, bq, t.h), k, a.cols(k0, bk, t.h))
+				MatMul(dp, tile(bq, bk), g, a.rows(t.r0, bq, t.h), v, a.cols(k0, bk, t.h))
+				ds(sc, dp, t.r0, bq, k0, bk, t.h, false)
+				MatMul(tmp, tile(bq, d), sc, tile(bq, bk), k, a.rows(k0, bk, t.h))
+				for j, x := range tmp[:bq*d] {
+					acc[j] += float64(x)
+				}
+			}
+			store(dq, acc, t, hd, d)
 		}
 	})
-	parallelFor(work, a.N*a.H, func(_, lo, hi int) {
-		ak, av := make([]float64, d), make([]float64, d)
-		for r := lo; r < hi; r++ {
-			j, h := r/a.H, r%a.H
-			kj, vj := row(k, j, h), row(v, j, h)
+	parallelFor(work, len(tasks), func(_, lo, hi int) {
+		const b = attentionBlock
+		sc, dp, tmp := make([]T, b*b), make([]T, b*b), make([]T, b*d)
+		ak, av := make([]float64, b*d), make([]float64, b*d)
+		for _, t := range tasks[lo:hi] { // t is a block of keys here
+			bk := t.r1 - t.r0
 			clear(ak)
 			clear(av)
-			i0, i1 := a.queries(j)
-			for i := i0; i < i1; i++ {
-				qi, gi := row(q, i, h), row(g, i, h)
-				p := math.Exp(a.Scale*dot(qi, kj) - float64(lse[i*a.H+h]))
-				ds := p * (dot(gi, vj) - delta[i*a.H+h])
-				for t := range ak {
-					ak[t] += ds * float64(qi[t])
-					av[t] += p * float64(gi[t])
+			q0 := t.s
+			if a.Causal {
+				q0 = t.r0
+			}
+			for ; q0 < t.e; q0 += b {
+				bq := min(b, t.e-q0)
+				MatMul(sc, tile(bq, bk), q, a.rows(q0, bq, t.h), k, a.cols(t.r0, bk, t.h))
+				MatMul(dp, tile(bq, bk), g, a.rows(q0, bq, t.h), v, a.cols(t.r0, bk, t.h))
+				ds(sc, dp, q0, bq, t.r0, bk, t.h, true)
+				MatMul(tmp, tile(bk, d), dp, tileT(bq, bk), g, a.rows(q0, bq, t.h))
+				for j, x := range tmp[:bk*d] {
+					av[j] += float64(x)
+				}
+				MatMul(tmp, tile(bk, d), sc, tileT(bq, bk), q, a.rows(q0, bq, t.h))
+				for j, x := range tmp[:bk*d] {
+					ak[j] += float64(x)
 				}
 			}
-			ok, ov := row(dk, j, h), row(dv, j, h)
-			for t := range ok {
-				ok[t] = T(a.Scale * ak[t])
-				ov[t] = T(av[t])
-			}
+			store(dk, ak, t, hd, d)
+			store(dv, av, t, hd, d)
 		}
 	})
+}
+
+// store writes the accumulated block acc (rows of D) to the rows of
+// task t in dst.
+func store[T Float](dst []T, acc []float64, t attnTask, hd, d int) {
+	for r := range t.r1 - t.r0 {
+		o := (t.r0+r)*hd + t.h*d
+		for j := range d {
+			dst[o+j] = T(acc[r*d+j])
+		}
+	}
 }

@@ -2,6 +2,7 @@ package tensor_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -51,12 +52,13 @@ func naiveAttention(q, k, v []float64, offs []int, h, d int, scale float64, caus
 	return out
 }
 
-// TestAttentionReference checks the op on ragged segments (1, 7, 33 and
-// an empty one) against naiveAttention: float64 on the CPU to 1e-12,
-// float32 on every device to float32 accuracy.
+// TestAttentionReference checks the op on ragged segments (1, 7, 33, an
+// empty one, and 150, which spans three of the CPU's 64-row tiles)
+// against naiveAttention: float64 on the CPU to 1e-12, float32 on every
+// device to float32 accuracy.
 func TestAttentionReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
-	offs, h, d := tensor.Offsets(1, 7, 0, 33), 2, 5
+	offs, h, d := tensor.Offsets(1, 7, 0, 33, 150), 2, 5
 	n := offs[len(offs)-1]
 	data := func() []float64 {
 		x := make([]float64, n*h*d)
@@ -76,6 +78,28 @@ func TestAttentionReference(t *testing.T) {
 			mk := func(x []float64) *T { return tensor.New(x, n, h, d).Cast(tensor.Float32).To(dev) }
 			got := tensor.ScaledDotProductAttention(mk(q), mk(k), mk(v), o).To(tensor.CPU).Cast(tensor.Float64).Float64s()
 			approx.Require(t, dev.String()+" float32", got, want, approx.AbsRel(2e-6, 1e-5))
+		}
+	}
+}
+
+// TestAttentionBackwardTiles: the fused backward (tiles of 64 rows,
+// weights recomputed) gives the gradients the composite rule gives
+// (dense masked weights, the path under CreateGraph), in float64, on
+// segments of 150 and 70 rows, causal and not.
+func TestAttentionBackwardTiles(t *testing.T) {
+	for _, causal := range []bool{false, true} {
+		mk := func(seed uint64) *T {
+			return tensor.Randn([]int{220, 2, 3}, tensor.Of(tensor.Float64), tensor.WithGenerator(tensor.NewGenerator(seed))).SetRequiresGrad(true)
+		}
+		q, k, v := mk(1), mk(2), mk(3)
+		w := tensor.Randn([]int{220, 2, 3}, tensor.Of(tensor.Float64), tensor.WithGenerator(tensor.NewGenerator(4)))
+		loss := func() *T {
+			return tensor.ScaledDotProductAttention(q, k, v, tensor.AttentionOptions{Offsets: tensor.Offsets(150, 70), Causal: causal}).Mul(w).Sum()
+		}
+		fused := autograd.Grad(loss(), []*T{q, k, v})
+		composite := autograd.Grad(loss(), []*T{q, k, v}, autograd.CreateGraph())
+		for i := range fused {
+			approx.Require(t, fmt.Sprintf("causal %v, input %d", causal, i), fused[i].Float64s(), composite[i].Float64s(), approx.AbsRel(1e-12, 1e-10))
 		}
 	}
 }
