@@ -144,7 +144,9 @@ func cases() []opCase {
 			}},
 		{name: "FromPadded", rest: shape(3, 5), params: func(l []int) [][]int { return [][]int{{len(l), slices.Max(l) + 1, 3, 5}} },
 			ragged: func(x *nested.Nested, e []*T) any { return nested.FromPadded(e[0], x.Lengths()) },
-			dense:  func(xs, e []*T) []*T { return eachOf(xs, func(i int, x *T) *T { return e[0].Select(0, i).Narrow(0, 0, x.Size(0)) }) }},
+			dense: func(xs, e []*T) []*T {
+				return eachOf(xs, func(i int, x *T) *T { return e[0].Select(0, i).Narrow(0, 0, x.Size(0)) })
+			}},
 		{name: "Cat(0)", rest: shape(3, 5), params: func(l []int) [][]int { return [][]int{{total(l), 3, 5}} },
 			ragged: func(x *nested.Nested, e []*T) any {
 				return nested.Cat([]*nested.Nested{x, nested.FromValues(e[0], reversed(x.Lengths()))}, 0)
