@@ -240,14 +240,5 @@ func need(op string, ts ...*tensor.Tensor) {
 // fail panics with a *tensor.Error for the nested op, naming the
 // operands' shapes, dtypes and devices.
 func fail(op string, kind error, detail string, ts ...*tensor.Tensor) {
-	e := &tensor.Error{Op: "nested." + op, Err: kind, Detail: detail}
-	for _, t := range ts {
-		if t == nil {
-			continue
-		}
-		e.Shapes = append(e.Shapes, t.Shape())
-		e.DTypes = append(e.DTypes, t.DType())
-		e.Devices = append(e.Devices, t.Device())
-	}
-	panic(e)
+	panic(tensor.NewError("nested."+op, kind, detail, ts...))
 }
