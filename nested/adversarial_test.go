@@ -192,6 +192,7 @@ func nestedCases() []A.Case {
 		A.C("Nested.MaxDims", dims(func(n *nested.Nested, d int) { n.MaxDims([]int{d}, true) })),
 		A.C("Nested.Softmax", dims(func(n *nested.Nested, d int) { n.Softmax(d) })),
 		A.C("Nested.LogSoftmax", dims(func(n *nested.Nested, d int) { n.LogSoftmax(d) })),
+		A.C("Nested.String", noArgs(func(n *nested.Nested) { _ = n.String() })),
 		A.C("Nested.Pack", noArgs(func(n *nested.Nested) { n.Pack() })),
 		A.C("Packed.Step", func(try A.Try) {
 			for _, s := range A.Ints {

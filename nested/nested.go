@@ -40,8 +40,10 @@ func FromValues(values *tensor.Tensor, lengths []int) *Nested {
 }
 
 // FromTensors packs ts, tensors of one dtype on one device that agree in
-// every dimension but the first, into a Nested (one copy of each, by
-// tensor.Cat). It panics with a *tensor.Error: ErrArgument for no tensors
+// every dimension but the first, into a Nested: one copy of each, by
+// tensor.Cat, the one op whose kernels grow with the number of
+// components (FromValues and FromPadded build a batch in a fixed number
+// of kernels). It panics with a *tensor.Error: ErrArgument for no tensors
 // or a nil one, ErrShape for a 0-d one or trailing dimensions that differ,
 // ErrDType and ErrDevice for mixed dtypes and devices.
 func FromTensors(ts []*tensor.Tensor) *Nested {
@@ -170,6 +172,16 @@ func (n *Nested) DType() tensor.DType { n.check("DType"); return n.values.DType(
 
 // Device returns the device of the values.
 func (n *Nested) Device() tensor.Device { n.check("Device"); return n.values.Device() }
+
+// String describes n: its lengths, the shared dimensions, dtype and
+// device, as "nested.Nested(lengths [2 1 3], rest [2], float32 on cpu)";
+// the values are Values' to print.
+func (n *Nested) String() string {
+	if n == nil || n.values == nil {
+		return "nested.Nested(nil)"
+	}
+	return fmt.Sprintf("nested.Nested(lengths %v, rest %v, %v on %v)", n.Lengths(), n.RestShape(), n.DType(), n.Device())
+}
 
 // with returns a Nested of n's layout over values (which must have n's
 // number of rows).

@@ -20,6 +20,7 @@ func Example() {
 		tensor.New([]float32{5, 6}, 1, 2),
 		tensor.New([]float32{7, 8, 9, 10, 11, 12}, 3, 2),
 	})
+	fmt.Println(x)
 	fmt.Println(x.Lengths(), x.Offsets(), x.Values().Shape())
 	fmt.Println(x.Sum().Float32s()) // one row per sentence
 	attention := x.SumDims([]int{1}, false).Softmax(0)
@@ -28,6 +29,7 @@ func Example() {
 	fmt.Println(padded.Shape(), mask.Bools())
 	fmt.Println(x.Pack().BatchSizes) // PyTorch's PackedSequence batch sizes
 	// Output:
+	// nested.Nested(lengths [2 1 3], rest [2], float32 on cpu)
 	// [2 1 3] [0 2 3 6] [6 2]
 	// [4 6 5 6 27 30]
 	// [0.018 0.982 1.000 0.000 0.018 0.982]
