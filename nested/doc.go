@@ -24,12 +24,20 @@
 //     tensor op on Values (Map, Zip, ZipDense);
 //   - reductions over the ragged dimension are segment reductions: Sum
 //     adds the rows into [components, rest...] by tensor IndexAdd with the
-//     component id of every row; Mean divides by the lengths; Max pads to
-//     the longest component with -Inf (ToPadded) and takes tensor Amax;
+//     component id of every row; Mean divides by the lengths; Max takes
+//     them into -Inf by tensor IndexAmax (torch's index_reduce "amax");
 //     Softmax and LogSoftmax along the ragged dimension compose these;
 //   - moving rows between layouts (FromPadded, ToPadded, Cat along the
 //     ragged dimension, Pack, Unpack) is one tensor IndexSelect with a row
 //     map computed on the host and uploaded.
+//
+// Nothing is padded except by ToPadded itself. On the GPU the scatter
+// kernels behind IndexAdd and IndexAmax scan at most 65535 rows per
+// kernel (wgsl.DefaultMaxLoopTrips), so beyond that many packed rows the
+// kernel count grows with the total length, never with the number of
+// components; their cost is (components × rest) × rows, which suits
+// batches of modest size (a segment-reduce kernel that scans only each
+// component's rows would make it rows × rest).
 //
 // Pack gives the rows step-major with PyTorch's PackedSequence batch
 // sizes, the order a recurrent layer walks a ragged batch in.

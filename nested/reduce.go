@@ -33,29 +33,33 @@ func (n *Nested) Mean() *tensor.Tensor {
 }
 
 // Max returns the largest entry of each component over its ragged
-// dimension, of shape [Len(), rest...]; the gradient is shared among
-// ties, as torch.amax's. It pads the components with -Inf to the longest
-// (ToPadded) and takes tensor.Amax: a fixed number of kernels, at the
-// cost of a padded copy. It panics with ErrArgument when a component is
-// empty (a max of nothing) and ErrDType for a non-float dtype.
+// dimension, of shape [Len(), rest...]; a NaN wins, and the gradient is
+// shared among ties, as torch.amax's. One tensor IndexAmax of the values
+// by component id into -Inf (the segment max), whatever the number of
+// components. It panics with ErrArgument when a component is empty (a
+// max of nothing) and ErrDType for a Bool dtype.
 func (n *Nested) Max() *tensor.Tensor {
 	n.check("Max")
-	if !floating(n.values) {
-		fail("Max", tensor.ErrDType, "the ragged max pads with -Inf and needs a float dtype", n.values)
+	if n.values.DType() == tensor.Bool {
+		fail("Max", tensor.ErrDType, "the max needs a number dtype", n.values)
 	}
 	for i, l := range n.Lengths() {
 		if l == 0 {
 			fail("Max", tensor.ErrArgument, fmt.Sprintf("component %d is empty: the max of nothing is undefined", i), n.values)
 		}
 	}
-	return n.paddedMax(n.values)
+	return n.segmentMaxBy(n.values, n.segments())
 }
 
-// paddedMax is the max over the ragged dimension of v (n's layout): -Inf
-// for an empty component.
-func (n *Nested) paddedMax(v *tensor.Tensor) *tensor.Tensor {
-	padded, _ := n.with(v).ToPadded(math.Inf(-1))
-	return padded.Amax([]int{1}, false)
+// segmentMaxBy is the max over each component of v (n's layout) whose
+// rows belong to the components seg: the lowest value of the dtype for an
+// empty component.
+func (n *Nested) segmentMaxBy(v, seg *tensor.Tensor) *tensor.Tensor {
+	lowest := math.Inf(-1)
+	if v.DType() == tensor.Int32 {
+		lowest = math.MinInt32
+	}
+	return tensor.Full(append([]int{n.Len()}, v.Shape()[1:]...), lowest, tensor.Like(v)).IndexAmax(0, seg, v)
 }
 
 // SumDims sums every component over dims, numbered in a component's
@@ -79,8 +83,9 @@ func (n *Nested) MaxDims(dims []int, keepDim bool) *Nested {
 
 // Softmax returns the softmax of every component along dim of its shape:
 // along the ragged dimension 0, each component's rows sum to one (a
-// fixed chain: the ragged Max of the detached values for stability, Exp,
-// a segment Sum by IndexAdd, IndexSelect and Div); along another dim it is
+// fixed chain: the segment max of the detached values by IndexAmax for
+// stability, IndexSelect, Sub, Exp, the segment sum by IndexAdd,
+// IndexSelect and Div); along another dim it is
 // the tensor Softmax of the values. It panics with ErrIndex for a dim out
 // of range and ErrDType for a non-float dtype.
 func (n *Nested) Softmax(dim int) *Nested { return n.softmax("Softmax", dim, false) }
@@ -105,7 +110,7 @@ func (n *Nested) softmax(op string, dim int, log bool) *Nested {
 		return n.with(n.values.Exp())
 	}
 	seg := n.segments()
-	shifted := n.values.Sub(n.paddedMax(n.values.Detach()).IndexSelect(0, seg))
+	shifted := n.values.Sub(n.segmentMaxBy(n.values.Detach(), seg).IndexSelect(0, seg))
 	exps := shifted.Exp()
 	sums := n.segmentSumBy(exps, seg).IndexSelect(0, seg)
 	if log {
