@@ -16,14 +16,14 @@ import (
 // h0.
 func (m *RNN) ForwardPacked(x *PackedSequence, h0 *tensor.Tensor) (out *PackedSequence, hn *tensor.Tensor) {
 	receiver("RNN.ForwardPacked", m)
-	out, s := runPackedStack("RNN.ForwardPacked", m.Cells, m.StackOptions, oneState((*RNNCell).Forward), x, h0)
+	out, s := runPackedStack("RNN.ForwardPacked", m.Cells, m.StackOptions, x, h0)
 	return out, s[0]
 }
 
 // ForwardPacked runs the GRU over a packed batch, as RNN.ForwardPacked.
 func (m *GRU) ForwardPacked(x *PackedSequence, h0 *tensor.Tensor) (out *PackedSequence, hn *tensor.Tensor) {
 	receiver("GRU.ForwardPacked", m)
-	out, s := runPackedStack("GRU.ForwardPacked", m.Cells, m.StackOptions, oneState((*GRUCell).Forward), x, h0)
+	out, s := runPackedStack("GRU.ForwardPacked", m.Cells, m.StackOptions, x, h0)
 	return out, s[0]
 }
 
@@ -32,37 +32,23 @@ func (m *GRU) ForwardPacked(x *PackedSequence, h0 *tensor.Tensor) (out *PackedSe
 // nil meaning zeros, and returns the final hidden and cell states.
 func (m *LSTM) ForwardPacked(x *PackedSequence, h0, c0 *tensor.Tensor) (out *PackedSequence, hn, cn *tensor.Tensor) {
 	receiver("LSTM.ForwardPacked", m)
-	out, s := runPackedStack("LSTM.ForwardPacked", m.Cells, m.StackOptions, func(c *LSTMCell, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
-		h, cell := c.Forward(x, s[0], s[1])
-		return []*tensor.Tensor{h, cell}
-	}, x, h0, c0)
+	out, s := runPackedStack("LSTM.ForwardPacked", m.Cells, m.StackOptions, x, h0, c0)
 	return out, s[0], s[1]
 }
 
 // runPackedStack runs a stack of cells over the packed x with RunPacked,
-// layer after layer, from initial states s0 (each (layers, batch,
+// layer after layer, each projecting all its packed rows at once, from initial states s0 (each (layers, batch,
 // hidden) in batch order, or nil for zeros), with dropout between layers
 // in training. It returns the last layer's outputs and each final state,
 // (layers, batch, hidden) in batch order.
-func runPackedStack[C recurrentCell](op string, cells []C, o StackOptions, step func(c C, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor,
-	x *PackedSequence, s0 ...*tensor.Tensor) (*PackedSequence, []*tensor.Tensor) {
+func runPackedStack[C recurrentCell](op string, cells []C, o StackOptions, x *PackedSequence, s0 ...*tensor.Tensor) (*PackedSequence, []*tensor.Tensor) {
 	if x == nil || x.Data == nil {
 		fail(op, tensor.ErrArgument, "x is a nil *PackedSequence")
 	}
 	if len(cells) == 0 {
 		fail(op, tensor.ErrArgument, "the stack has no layer", x.Data)
 	}
-	hidden := -1
-	for k, c := range cells {
-		if c == nil {
-			fail(op, tensor.ErrArgument, fmt.Sprintf("cell %d is nil", k))
-		}
-		if w := *c.weights()[1]; w == nil {
-			fail(op, tensor.ErrArgument, fmt.Sprintf("cell %d has a nil weight_hh", k))
-		} else if hidden < 0 {
-			hidden = w.Size(1)
-		}
-	}
+	hidden := stackHidden(op, cells)
 	batch := len(x.SortedIndices)
 	for _, s := range s0 {
 		if s != nil && (s.Dim() != 3 || s.Size(0) != len(cells) || s.Size(1) != batch) {
@@ -71,15 +57,8 @@ func runPackedStack[C recurrentCell](op string, cells []C, o StackOptions, step 
 	}
 	finals := make([][]*tensor.Tensor, len(s0))
 	for l, c := range cells {
-		s := make([]*tensor.Tensor, len(s0))
-		for i, st := range s0 {
-			if st != nil {
-				s[i] = st.Select(0, l)
-			} else {
-				s[i] = tensor.Zeros([]int{batch, hidden}, tensor.On(x.Data.Device()), tensor.Of(x.Data.DType()))
-			}
-		}
-		out, fin := RunPacked(x, s, func(xt *tensor.Tensor, st []*tensor.Tensor) []*tensor.Tensor { return step(c, xt, st) })
+		s := layerStates(s0, l, batch, hidden, x.Data)
+		out, fin := RunPacked(x.WithData(c.project(x.Data)), s, c.recur)
 		if l < len(cells)-1 {
 			out = out.WithData(Dropout(out.Data, o.Dropout, o.Training, o.Gen))
 		}
