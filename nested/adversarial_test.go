@@ -15,7 +15,7 @@ import (
 // fails) with adversarial arguments: nil and zero Nested tensors, ones
 // over released, empty, 0-d-looking, integer, bool, float64, NaN and GPU
 // values, empty components, bad lengths, dims, shapes, scalars and
-// functions, and corrupt Packed fields. Each call must return or panic
+// functions. Each call must return or panic
 // with a *tensor.Error, within a time limit.
 func TestAdversarialArguments(t *testing.T) {
 	gpu, ok := devtest.GPU(t)
@@ -81,28 +81,6 @@ func dims(f func(n *nested.Nested, d int)) func(A.Try) {
 			for _, d := range A.Ints {
 				try(name, func() { f(n, d) })
 			}
-		}
-	}
-}
-
-// packs calls f with corrupt and ordinary Packed values.
-func packs(f func(p *nested.Packed)) func(A.Try) {
-	return func(try A.Try) {
-		good := func() *nested.Packed { return nested.FromValues(tensor.Ones([]int{4, 2}), []int{3, 1}).Pack() }
-		bad := map[string]func(p *nested.Packed){
-			"ok": func(*nested.Packed) {}, "nil data": func(p *nested.Packed) { p.Data = nil },
-			"zero sizes":     func(p *nested.Packed) { p.BatchSizes = []int{0} },
-			"growing sizes":  func(p *nested.Packed) { p.BatchSizes = []int{1, 2} },
-			"huge size":      func(p *nested.Packed) { p.BatchSizes = []int{math.MaxInt} },
-			"bad sorted":     func(p *nested.Packed) { p.SortedIndices = []int{0, 0} },
-			"negative index": func(p *nested.Packed) { p.SortedIndices = []int{-1, 1} },
-			"no inverse":     func(p *nested.Packed) { p.UnsortedIndices = nil },
-			"short data":     func(p *nested.Packed) { p.Data = tensor.Ones([]int{3, 2}) },
-			"0-d data":       func(p *nested.Packed) { p.Data = tensor.Scalar(1, tensor.Float32, tensor.CPU) },
-		}
-		try("nil", func() { f(nil) })
-		for name, corrupt := range bad {
-			try(name, func() { p := good(); corrupt(p); f(p) })
 		}
 	}
 }
@@ -193,12 +171,5 @@ func nestedCases() []A.Case {
 		A.C("Nested.Softmax", dims(func(n *nested.Nested, d int) { n.Softmax(d) })),
 		A.C("Nested.LogSoftmax", dims(func(n *nested.Nested, d int) { n.LogSoftmax(d) })),
 		A.C("Nested.String", noArgs(func(n *nested.Nested) { _ = n.String() })),
-		A.C("Nested.Pack", noArgs(func(n *nested.Nested) { n.Pack() })),
-		A.C("Packed.Step", func(try A.Try) {
-			for _, s := range A.Ints {
-				packs(func(p *nested.Packed) { p.Step(s) })(try)
-			}
-		}),
-		A.C("Packed.Unpack", packs(func(p *nested.Packed) { p.Unpack() })),
 	}
 }

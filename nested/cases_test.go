@@ -14,8 +14,8 @@ type T = tensor.Tensor
 // component on dense tensors. Both sides get leaves of the same data: x
 // (the input Nested, or its components) and the extra parameters that
 // params makes for the lengths (dense weights, a second operand's
-// values). ragged returns a *nested.Nested, a dense *T whose first
-// dimension runs over the components, or a *nested.Packed; dense returns
+// values). ragged returns a *nested.Nested or a dense *T whose first
+// dimension runs over the components; dense returns
 // the pieces that result must split into (pieces).
 type opCase struct {
 	name   string
@@ -168,53 +168,15 @@ func cases() []opCase {
 				return nested.CatComponents([]*nested.Nested{x, nested.FromValues(e[0], reversed(x.Lengths()))})
 			},
 			dense: func(xs, e []*T) []*T { return append(slices.Clone(xs), rows(e[0], reversed(sizes(xs)))...) }},
-		{name: "Pack", rest: shape(3, 5), ragged: func(x *nested.Nested, _ []*T) any { return x.Pack() },
-			dense: func(xs, _ []*T) []*T { return steps(xs) }},
-		unary("Pack.Unpack", func(n *nested.Nested) any {
-			p := n.Pack()
-			p.Data = p.Data.Sin()
-			return p.Unpack()
-		}, (*T).Sin),
-	}
-}
-
-// steps returns the rows of xs step by step, longest first within a
-// step (PyTorch's packing), each step stacked.
-func steps(xs []*T) []*T {
-	l := sizes(xs)
-	order := make([]int, len(xs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return l[b] - l[a] })
-	var out []*T
-	for t := 0; ; t++ {
-		var step []*T
-		for _, i := range order {
-			if t < l[i] {
-				step = append(step, xs[i].Narrow(0, t, 1))
-			}
-		}
-		if step == nil {
-			return out
-		}
-		out = append(out, tensor.Cat(step, 0))
 	}
 }
 
 // pieces splits a ragged op's result into what its dense computation
-// returns: the components of a Nested, the rows of a dense result, the
-// steps of a Packed.
+// returns: the components of a Nested, the rows of a dense result.
 func pieces(r any) []*T {
 	switch r := r.(type) {
 	case *nested.Nested:
 		return r.Unbind()
-	case *nested.Packed:
-		out := make([]*T, len(r.BatchSizes))
-		for t := range out {
-			out[t] = r.Step(t)
-		}
-		return out
 	case *T:
 		out := make([]*T, r.Size(0))
 		for i := range out {
@@ -231,8 +193,6 @@ func outputs(r any) *T {
 	switch r := r.(type) {
 	case *nested.Nested:
 		return r.Values()
-	case *nested.Packed:
-		return r.Data
 	}
 	return r.(*T)
 }

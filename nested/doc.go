@@ -28,8 +28,8 @@
 //     them into -Inf by tensor IndexAmax (torch's index_reduce "amax");
 //     Softmax and LogSoftmax along the ragged dimension compose these;
 //   - moving rows between layouts (FromPadded, ToPadded, Cat along the
-//     ragged dimension, Pack, Unpack) is one tensor IndexSelect with a row
-//     map computed on the host and uploaded.
+//     ragged dimension) is one tensor IndexSelect with a row map computed
+//     on the host and uploaded.
 //
 // Nothing is padded except by ToPadded itself. On the GPU the scatter
 // kernels behind IndexAdd and IndexAmax scan at most 65535 rows per
@@ -39,8 +39,10 @@
 // batches of modest size (a segment-reduce kernel that scans only each
 // component's rows would make it rows × rest).
 //
-// Pack gives the rows step-major with PyTorch's PackedSequence batch
-// sizes, the order a recurrent layer walks a ragged batch in.
+// Recurrent layers walk a ragged batch step-major: nn.PackNested turns a
+// Nested of sequences into an nn.PackedSequence (PyTorch's layout, batch
+// sizes per step) for their ForwardPacked, and PackedSequence.Nested
+// turns the outputs back, one gather each way.
 //
 // Errors. Misuse panics with a *tensor.Error whose Op is "nested.Name"
 // (or the tensor op's own error, from the tensor op that met it), as in

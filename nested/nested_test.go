@@ -27,20 +27,17 @@ func Example() {
 	fmt.Printf("%.3f\n", attention.Values().Float32s()) // each sentence's weights sum to 1
 	padded, mask := x.ToPadded(0)
 	fmt.Println(padded.Shape(), mask.Bools())
-	fmt.Println(x.Pack().BatchSizes) // PyTorch's PackedSequence batch sizes
 	// Output:
 	// nested.Nested(lengths [2 1 3], rest [2], float32 on cpu)
 	// [2 1 3] [0 2 3 6] [6 2]
 	// [4 6 5 6 27 30]
 	// [0.018 0.982 1.000 0.000 0.018 0.982]
 	// [3 3 2] [true true false true false false true true true]
-	// [3 2 1]
 }
 
-// TestRoundTrips checks FromTensors, Unbind, ToPadded and its mask,
-// FromPadded and Pack against the components they came from, and Pack
-// against PyTorch's pack_sequence(enforce_sorted=False) on lengths
-// 3 1 6 4 2 (values 10i + t for row t of component i), on every device.
+// TestRoundTrips checks FromTensors, Unbind, ToPadded and its mask and
+// FromPadded against the components they came from (lengths 3 1 6 4 2,
+// values 10i + t for row t of component i), on every device.
 func TestRoundTrips(t *testing.T) {
 	for _, dev := range devtest.Devices(t) {
 		t.Run(dev.String(), func(t *testing.T) {
@@ -71,14 +68,6 @@ func TestRoundTrips(t *testing.T) {
 			}
 			back := nested.FromPadded(padded, lengths)
 			approx.Check(t, "FromPadded(ToPadded)", back.Values().Float32s(), x.Values().Float32s(), approx.Exact)
-			p := x.Pack()
-			if !slices.Equal(p.BatchSizes, []int{5, 4, 3, 2, 1, 1}) || !slices.Equal(p.SortedIndices, []int{2, 3, 0, 4, 1}) ||
-				!slices.Equal(p.UnsortedIndices, []int{2, 4, 0, 1, 3}) {
-				t.Errorf("Pack: batch sizes %v, sorted %v, unsorted %v", p.BatchSizes, p.SortedIndices, p.UnsortedIndices)
-			}
-			torch := []float32{20, 30, 0, 40, 10, 21, 31, 1, 41, 22, 32, 2, 23, 33, 24, 25}
-			approx.Check(t, "Pack data against PyTorch", p.Data.Float32s(), torch, approx.Exact)
-			approx.Check(t, "Unpack(Pack)", p.Unpack().Values().Float32s(), x.Values().Float32s(), approx.Exact)
 		})
 	}
 }
@@ -148,11 +137,6 @@ func TestBadInput(t *testing.T) {
 		{"Cat: lengths differ along dim 1", tensor.ErrShape, func() { nested.Cat([]*nested.Nested{x, other}, 1) }},
 		{"CatComponents: trailing dims differ", tensor.ErrShape, func() {
 			nested.CatComponents([]*nested.Nested{x, nested.FromValues(tensor.Ones([]int{5, 2}), []int{5})})
-		}},
-		{"Packed.Unpack: sizes grow", tensor.ErrArgument, func() {
-			p := x.Pack()
-			p.BatchSizes[0], p.BatchSizes[1] = 1, 2
-			p.Unpack()
 		}},
 		{"nil Nested", tensor.ErrArgument, func() { (*nested.Nested)(nil).Sum() }},
 	}
