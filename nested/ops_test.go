@@ -139,3 +139,49 @@ func TestOpsGradientsByFiniteDifferences(t *testing.T) {
 		})
 	}
 }
+
+// TestOpsForwardModeOnBothDevices checks every ragged op's Jacobian-vector
+// product (autograd.JVP, forward mode through the tensor ops' tangent
+// rules) against central finite differences in float64 on the CPU, and
+// the GPU's JVP against the CPU's in float32, for lengths 3 1 6.
+func TestOpsForwardModeOnBothDevices(t *testing.T) {
+	lengths := lengthsFor(3, false)
+	inputs := func(c opCase, dt tensor.DType, dev tensor.Device, seed float64) []*T {
+		xs := []*T{data(append([]int{total(lengths)}, c.rest...), seed, dt, dev)}
+		for k, s := range c.params(lengths) {
+			xs = append(xs, data(s, seed+2+float64(k), dt, dev))
+		}
+		return xs
+	}
+	gpu, hasGPU := devtest.GPU(t)
+	for _, c := range cases() {
+		if c.params == nil {
+			c.params = func([]int) [][]int { return nil }
+		}
+		t.Run(c.name, func(t *testing.T) {
+			f := func(xs []*T) *T { return outputs(c.ragged(nested.FromValues(xs[0], lengths), xs[1:])) }
+			xs, vs := inputs(c, tensor.Float64, tensor.CPU, 1), inputs(c, tensor.Float64, tensor.CPU, 7)
+			_, jv := autograd.JVP(f, xs, vs)
+			const eps = 1e-6
+			shifted := func(s float64) []float64 {
+				ys := make([]*T, len(xs))
+				for i := range xs {
+					ys[i] = xs[i].AddScaled(vs[i], s*eps)
+				}
+				return host(f(ys))
+			}
+			plus, minus := shifted(1), shifted(-1)
+			fd := make([]float64, len(plus))
+			for i := range fd {
+				fd[i] = (plus[i] - minus[i]) / (2 * eps)
+			}
+			approx.Check(t, "JVP against finite differences", host(jv), fd, approx.AbsRel(1e-6, 1e-5))
+			if !hasGPU {
+				return
+			}
+			_, want := autograd.JVP(f, inputs(c, tensor.Float32, tensor.CPU, 1), inputs(c, tensor.Float32, tensor.CPU, 7))
+			_, got := autograd.JVP(f, inputs(c, tensor.Float32, gpu, 1), inputs(c, tensor.Float32, gpu, 7))
+			approx.Check(t, "GPU JVP against the CPU's", host(got), host(want), approx.Rel1(2e-5))
+		})
+	}
+}
