@@ -57,6 +57,29 @@ func (a Attention) cols(r0, n, h int) Layout {
 func tile(m, n int) Layout  { return Layout{Shape: []int{1, m, n}, Strides: []int{m * n, n, 1}} }
 func tileT(m, n int) Layout { return Layout{Shape: []int{1, n, m}, Strides: []int{m * n, 1, n}} }
 
+// keyEnd returns the end of the keys the block of queries t sees, and
+// queryStart the first query that sees the block of keys t.
+func (a Attention) keyEnd(t attnTask) int {
+	if a.Causal {
+		return t.r1
+	}
+	return t.e
+}
+
+func (a Attention) queryStart(t attnTask) int {
+	if a.Causal {
+		return t.r0
+	}
+	return t.s
+}
+
+// accumulate adds x to acc.
+func accumulate[T Float](acc []float64, x []T) {
+	for j, v := range x {
+		acc[j] += float64(v)
+	}
+}
+
 // visible returns how many of the keys k0.. row i sees in a block of bk.
 func (a Attention) visible(i, k0, bk int) int {
 	if a.Causal {
@@ -82,10 +105,7 @@ func AttentionForward[T Float](out, lse, q, k, v []T, a Attention) {
 			for r := range bq {
 				m[r], l[r] = math.Inf(-1), 0
 			}
-			kend := t.e
-			if a.Causal {
-				kend = t.r1
-			}
+			kend := a.keyEnd(t)
 			for k0 := t.s; k0 < kend; k0 += b {
 				bk := min(b, kend-k0)
 				MatMul(sc, tile(bq, bk), q, a.rows(t.r0, bq, t.h), k, a.cols(k0, bk, t.h))
@@ -115,9 +135,7 @@ func AttentionForward[T Float](out, lse, q, k, v []T, a Attention) {
 					clear(row[n:])
 				}
 				MatMul(pv, tile(bq, d), sc, tile(bq, bk), v, a.rows(k0, bk, t.h))
-				for j, x := range pv[:bq*d] {
-					acc[j] += float64(x)
-				}
+				accumulate(acc, pv[:bq*d])
 			}
 			for r := range bq {
 				i := t.r0 + r
@@ -176,19 +194,14 @@ func AttentionBackward[T Float](dq, dk, dv, q, k, v, out, lse, g []T, a Attentio
 		for _, t := range tasks[lo:hi] {
 			bq := t.r1 - t.r0
 			clear(acc)
-			kend := t.e
-			if a.Causal {
-				kend = t.r1
-			}
+			kend := a.keyEnd(t)
 			for k0 := t.s; k0 < kend; k0 += b {
 				bk := min(b, kend-k0)
 				MatMul(sc, tile(bq, bk), q, a.rows(t.r0, bq, t.h), k, a.cols(k0, bk, t.h))
 				MatMul(dp, tile(bq, bk), g, a.rows(t.r0, bq, t.h), v, a.cols(k0, bk, t.h))
 				ds(sc, dp, t.r0, bq, k0, bk, t.h, false)
 				MatMul(tmp, tile(bq, d), sc, tile(bq, bk), k, a.rows(k0, bk, t.h))
-				for j, x := range tmp[:bq*d] {
-					acc[j] += float64(x)
-				}
+				accumulate(acc, tmp[:bq*d])
 			}
 			store(dq, acc, t, hd, d)
 		}
@@ -201,23 +214,15 @@ func AttentionBackward[T Float](dq, dk, dv, q, k, v, out, lse, g []T, a Attentio
 			bk := t.r1 - t.r0
 			clear(ak)
 			clear(av)
-			q0 := t.s
-			if a.Causal {
-				q0 = t.r0
-			}
-			for ; q0 < t.e; q0 += b {
+			for q0 := a.queryStart(t); q0 < t.e; q0 += b {
 				bq := min(b, t.e-q0)
 				MatMul(sc, tile(bq, bk), q, a.rows(q0, bq, t.h), k, a.cols(t.r0, bk, t.h))
 				MatMul(dp, tile(bq, bk), g, a.rows(q0, bq, t.h), v, a.cols(t.r0, bk, t.h))
 				ds(sc, dp, q0, bq, t.r0, bk, t.h, true)
 				MatMul(tmp, tile(bk, d), dp, tileT(bq, bk), g, a.rows(q0, bq, t.h))
-				for j, x := range tmp[:bk*d] {
-					av[j] += float64(x)
-				}
+				accumulate(av, tmp[:bk*d])
 				MatMul(tmp, tile(bk, d), sc, tileT(bq, bk), q, a.rows(q0, bq, t.h))
-				for j, x := range tmp[:bk*d] {
-					ak[j] += float64(x)
-				}
+				accumulate(ak, tmp[:bk*d])
 			}
 			store(dk, ak, t, hd, d)
 			store(dv, av, t, hd, d)
