@@ -32,6 +32,14 @@ func BenchmarkMatMul(b *testing.B) {
 			}
 			report(b)
 		})
+		b.Run(fmt.Sprintf("n=%d/tessera-avx2", n), func(b *testing.B) {
+			defer func(on bool) { sgemmAVX512 = on }(sgemmAVX512)
+			sgemmAVX512 = false
+			for b.Loop() {
+				MatMul(c, l, a, l, bm, l)
+			}
+			report(b)
+		})
 		b.Run(fmt.Sprintf("n=%d/tessera-aT", n), func(b *testing.B) {
 			at := Layout{Shape: []int{1, n, n}, Strides: []int{n * n, 1, n}}
 			for b.Loop() {

@@ -281,6 +281,10 @@ func steps(n, max, unit int) int {
 // sgemmMacro computes the mc×nc block c from packed A and B, storing it,
 // or adding it to c when accum is set. c is in range (sgemm checked it).
 func sgemmMacro(mc, nc, kc int, ap, bp []float32, c f32Mat, accum bool) {
+	if sgemmAVX512 {
+		sgemmMacroZ(mc, nc, kc, ap, bp, c, accum)
+		return
+	}
 	// The kernel reads whole panels through pointers.
 	_ = ap[(mc+gemmMR-1)/gemmMR*gemmMR*kc-1]
 	_ = bp[(nc+gemmNR-1)/gemmNR*gemmNR*kc-1]

@@ -103,52 +103,69 @@ func skipNoSgemm(t *testing.T) {
 	}
 }
 
-func TestSgemmShapes(t *testing.T) {
+// eachSgemmKernel runs f as a subtest with the AVX2 kernel and, where the
+// CPU has AVX-512, again with the AVX-512 kernels.
+func eachSgemmKernel(t *testing.T, f func(t *testing.T)) {
 	skipNoSgemm(t)
-	r := newRand(11)
-	sizes := []int{1, 2, 5, 7, 15, 16, 17, 33, 65, 127, 255, 256, 257}
-	// Square products, each in every operand kind.
-	for i, s := range sizes {
-		for j, ak := range gKinds {
-			runGemm(t, r, s, s, s, ak, gKinds[(i+j)%4], gKinds[(i+2*j)%4])
+	defer func(on bool) { sgemmAVX512 = on }(sgemmAVX512)
+	for _, z := range []bool{false, true} {
+		if z && !cpuAVX512 {
+			t.Log("no AVX-512: only the AVX2 kernel is tested")
+			continue
 		}
+		sgemmAVX512 = z
+		t.Run(fmt.Sprintf("avx512=%v", z), f)
 	}
-	// All small shapes, cycling the kinds.
-	small := []int{1, 2, 5, 6, 7, 15, 16, 17, 33}
-	i := 0
-	for _, m := range small {
-		for _, n := range small {
-			for _, k := range small {
-				runGemm(t, r, m, n, k, gKinds[i%4], gKinds[(i/4)%4], gKinds[(i/16)%4])
-				i++
+}
+
+func TestSgemmShapes(t *testing.T) {
+	eachSgemmKernel(t, func(t *testing.T) {
+		r := newRand(11)
+		sizes := []int{1, 2, 5, 7, 15, 16, 17, 33, 65, 127, 255, 256, 257}
+		// Square products, each in every operand kind.
+		for i, s := range sizes {
+			for j, ak := range gKinds {
+				runGemm(t, r, s, s, s, ak, gKinds[(i+j)%4], gKinds[(i+2*j)%4])
 			}
 		}
-	}
-	// Larger non-square shapes, K = 1, and the edges of the cache blocks
-	// (K past gemmKC, M past gemmMC, N past a column split).
-	for _, s := range [][3]int{
-		{257, 33, 300}, {5, 300, 129}, {300, 7, 1}, {1, 400, 65}, {400, 1, 65},
-		{65, 127, 1}, {127, 65, 513}, {193, 40, 256}, {385, 17, 257},
-		{12, 4100, 3}, {6, 16, 600}, {200, 150, 70}, {1, 1, 1000},
-	} {
-		for j, ak := range gKinds {
-			runGemm(t, r, s[0], s[1], s[2], ak, gKinds[(j+1)%4], gKinds[(j+3)%4])
+		// All small shapes, cycling the kinds.
+		small := []int{1, 2, 5, 6, 7, 15, 16, 17, 33}
+		i := 0
+		for _, m := range small {
+			for _, n := range small {
+				for _, k := range small {
+					runGemm(t, r, m, n, k, gKinds[i%4], gKinds[(i/4)%4], gKinds[(i/16)%4])
+					i++
+				}
+			}
 		}
-	}
+		// Larger non-square shapes, K = 1, and the edges of the cache blocks
+		// (K past gemmKC, M past gemmMC, N past a column split).
+		for _, s := range [][3]int{
+			{257, 33, 300}, {5, 300, 129}, {300, 7, 1}, {1, 400, 65}, {400, 1, 65},
+			{65, 127, 1}, {127, 65, 513}, {193, 40, 256}, {385, 17, 257},
+			{12, 4100, 3}, {6, 16, 600}, {200, 150, 70}, {1, 1, 1000},
+		} {
+			for j, ak := range gKinds {
+				runGemm(t, r, s[0], s[1], s[2], ak, gKinds[(j+1)%4], gKinds[(j+3)%4])
+			}
+		}
+	})
 }
 
 // TestSgemmSharedBlocks shrinks the packed shared operand so that it is
 // packed block by block, for both ways of sharing.
 func TestSgemmSharedBlocks(t *testing.T) {
-	skipNoSgemm(t)
-	defer func(s int) { gemmShared = s }(gemmShared)
-	gemmShared = 3000
-	r := newRand(15)
-	for _, s := range [][3]int{{150, 100, 40}, {100, 150, 40}, {70, 33, 300}, {33, 70, 300}, {61, 200, 7}} {
-		for j, ak := range gKinds {
-			runGemm(t, r, s[0], s[1], s[2], ak, gKinds[(j+2)%4], gKinds[(j+1)%4])
+	eachSgemmKernel(t, func(t *testing.T) {
+		defer func(s int) { gemmShared = s }(gemmShared)
+		gemmShared = 3000
+		r := newRand(15)
+		for _, s := range [][3]int{{150, 100, 40}, {100, 150, 40}, {70, 33, 300}, {33, 70, 300}, {61, 200, 7}} {
+			for j, ak := range gKinds {
+				runGemm(t, r, s[0], s[1], s[2], ak, gKinds[(j+2)%4], gKinds[(j+1)%4])
+			}
 		}
-	}
+	})
 }
 
 // TestGemmRun checks that every unit runs once, whatever the number of
@@ -188,79 +205,81 @@ func TestGemmRun(t *testing.T) {
 // TestSgemmMatchesGonum runs MatMul on float32 through the assembly GEMM
 // and through gonum and compares the two.
 func TestSgemmMatchesGonum(t *testing.T) {
-	skipNoSgemm(t)
-	r := newRand(12)
-	kinds := []string{mRow, mCol, mBMid, mStep, mBcast, mBStep}
-	for i, s := range [][4]int{
-		{1, 64, 64, 64}, {1, 130, 129, 257}, {3, 17, 33, 65}, {2, 256, 255, 7},
-		{96, 9, 10, 11}, {1, 1, 300, 40}, {1, 300, 1, 40}, {4, 100, 70, 300},
-	} {
-		for j, ak := range kinds {
-			nb, m, n, k := s[0], s[1], s[2], s[3]
-			bk, dk := kinds[(i+j+1)%6], kinds[(i+2*j)%4]
-			al, an := matLayout(r, nb, m, k, ak)
-			bl, bn := matLayout(r, nb, k, n, bk)
-			dl, _ := matLayout(r, nb, m, n, dk)
-			a, bm := make([]float32, an), make([]float32, bn)
-			randFill(r, a)
-			randFill(r, bm)
-			got, want := newOut[float32](dl), newOut[float32](dl)
-			MatMul(got, dl, a, al, bm, bl)
-			sgemmAsm = false
-			MatMul(want, dl, a, al, bm, bl)
-			sgemmAsm = true
-			for e := range got {
-				if d := math.Abs(float64(got[e] - want[e])); !(d <= 2e-5*math.Sqrt(float64(k))*math.Max(1, math.Abs(float64(want[e])))) {
-					t.Fatalf("b%d m%d n%d k%d a:%s b:%s d:%s: element %d = %v, gonum %v", nb, m, n, k, ak, bk, dk, e, got[e], want[e])
+	eachSgemmKernel(t, func(t *testing.T) {
+		r := newRand(12)
+		kinds := []string{mRow, mCol, mBMid, mStep, mBcast, mBStep}
+		for i, s := range [][4]int{
+			{1, 64, 64, 64}, {1, 130, 129, 257}, {3, 17, 33, 65}, {2, 256, 255, 7},
+			{96, 9, 10, 11}, {1, 1, 300, 40}, {1, 300, 1, 40}, {4, 100, 70, 300},
+		} {
+			for j, ak := range kinds {
+				nb, m, n, k := s[0], s[1], s[2], s[3]
+				bk, dk := kinds[(i+j+1)%6], kinds[(i+2*j)%4]
+				al, an := matLayout(r, nb, m, k, ak)
+				bl, bn := matLayout(r, nb, k, n, bk)
+				dl, _ := matLayout(r, nb, m, n, dk)
+				a, bm := make([]float32, an), make([]float32, bn)
+				randFill(r, a)
+				randFill(r, bm)
+				got, want := newOut[float32](dl), newOut[float32](dl)
+				MatMul(got, dl, a, al, bm, bl)
+				sgemmAsm = false
+				MatMul(want, dl, a, al, bm, bl)
+				sgemmAsm = true
+				for e := range got {
+					if d := math.Abs(float64(got[e] - want[e])); !(d <= 2e-5*math.Sqrt(float64(k))*math.Max(1, math.Abs(float64(want[e])))) {
+						t.Fatalf("b%d m%d n%d k%d a:%s b:%s d:%s: element %d = %v, gonum %v", nb, m, n, k, ak, bk, dk, e, got[e], want[e])
+					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestSgemmNaNInf checks that a NaN or an Inf in an operand reaches the
 // elements of C it contributes to, 0·Inf included, and no others.
 func TestSgemmNaNInf(t *testing.T) {
-	skipNoSgemm(t)
-	r := newRand(13)
-	for _, s := range [][3]int{{20, 40, 300}, {6, 16, 8}, {1, 1, 1}, {7, 33, 5}} {
-		m, n, k := s[0], s[1], s[2]
-		a, b := gemmMat(r, m, k, gRow, false), gemmMat(r, k, n, gCol, false)
-		ia, la := m/2, k-1 // a[ia, la] = NaN: row ia of c is NaN
-		a.data[a.off+ia*a.rs+la*a.cs] = float32(math.NaN())
-		jb, lb := n-1, k/2 // b[lb, jb] = +Inf and a[·, lb] = 0 in row iz
-		b.data[b.off+lb*b.rs+jb*b.cs] = float32(math.Inf(1))
-		iz := (ia + 1) % m
-		for l := range k {
-			if iz != ia {
-				a.data[a.off+iz*a.rs+l*a.cs] = 1
+	eachSgemmKernel(t, func(t *testing.T) {
+		r := newRand(13)
+		for _, s := range [][3]int{{20, 40, 300}, {6, 16, 8}, {1, 1, 1}, {7, 33, 5}} {
+			m, n, k := s[0], s[1], s[2]
+			a, b := gemmMat(r, m, k, gRow, false), gemmMat(r, k, n, gCol, false)
+			ia, la := m/2, k-1 // a[ia, la] = NaN: row ia of c is NaN
+			a.data[a.off+ia*a.rs+la*a.cs] = float32(math.NaN())
+			jb, lb := n-1, k/2 // b[lb, jb] = +Inf and a[·, lb] = 0 in row iz
+			b.data[b.off+lb*b.rs+jb*b.cs] = float32(math.Inf(1))
+			iz := (ia + 1) % m
+			for l := range k {
+				if iz != ia {
+					a.data[a.off+iz*a.rs+l*a.cs] = 1
+				}
 			}
-		}
-		if iz != ia {
-			a.data[a.off+iz*a.rs+lb*a.cs] = 0
-		}
-		c := gemmMat(r, m, n, gRow, true)
-		sgemm(m, n, k, a, b, c, 2)
-		for i := range m {
-			for j := range n {
-				v := float64(c.get(i, j))
-				switch {
-				case i == ia || (i == iz && j == jb): // NaN·x, or 0·Inf
-					if !math.IsNaN(v) {
-						t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want NaN", m, n, k, i, j, v)
-					}
-				case j == jb:
-					if !math.IsInf(v, 0) {
-						t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want ±Inf", m, n, k, i, j, v)
-					}
-				default:
-					if math.IsNaN(v) || math.IsInf(v, 0) {
-						t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want finite", m, n, k, i, j, v)
+			if iz != ia {
+				a.data[a.off+iz*a.rs+lb*a.cs] = 0
+			}
+			c := gemmMat(r, m, n, gRow, true)
+			sgemm(m, n, k, a, b, c, 2)
+			for i := range m {
+				for j := range n {
+					v := float64(c.get(i, j))
+					switch {
+					case i == ia || (i == iz && j == jb): // NaN·x, or 0·Inf
+						if !math.IsNaN(v) {
+							t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want NaN", m, n, k, i, j, v)
+						}
+					case j == jb:
+						if !math.IsInf(v, 0) {
+							t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want ±Inf", m, n, k, i, j, v)
+						}
+					default:
+						if math.IsNaN(v) || math.IsInf(v, 0) {
+							t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want finite", m, n, k, i, j, v)
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestSgemmBounds checks that a C too short for its matrix panics before

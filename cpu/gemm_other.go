@@ -11,3 +11,7 @@ var sgemmAsm = false
 func matMulSgemm(dst []float32, dl Layout, a []float32, al Layout, bm []float32, bl Layout) {
 	MatMul(dst, dl, a, al, bm, bl)
 }
+
+// sgemmAVX512 is false: there are no AVX-512 kernels on this
+// architecture.
+var sgemmAVX512 = false
