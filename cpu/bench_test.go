@@ -133,3 +133,28 @@ func BenchmarkNormal16M(b *testing.B) {
 	}
 	b.ReportMetric(n16M*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
 }
+
+// BenchmarkMatMulF64 times float64 MatMul on n×n matrices through the
+// package's dgemm (tessera, where the CPU has AVX-512) and through gonum's
+// Dgemm (gonum).
+func BenchmarkMatMulF64(b *testing.B) {
+	for _, n := range []int{100, 256, 512, 1024} {
+		a, bm, c := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
+		r := newRand(1)
+		randFill(r, a)
+		randFill(r, bm)
+		flops := 2 * float64(n) * float64(n) * float64(n)
+		l := Contiguous(1, n, n)
+		for _, impl := range []string{"tessera", "gonum"} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, impl), func(b *testing.B) {
+				defer func(on bool) { dgemmAsm = on }(dgemmAsm)
+				dgemmAsm = dgemmAsm && impl == "tessera"
+				MatMul(c, l, a, l, bm, l)
+				for b.Loop() {
+					MatMul(c, l, a, l, bm, l)
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

@@ -64,6 +64,11 @@ var gemmShared = 1 << 22
 // rather than gonum; tests turn it off to compare the two.
 var sgemmAsm = xcpu.X86.HasAVX2 && xcpu.X86.HasFMA
 
+// dgemmAsm reports whether MatMul computes float64 products with dgemm
+// (the AVX-512 kernels) rather than gonum; tests turn it off to compare
+// the two.
+var dgemmAsm = cpuAVX512
+
 // sgemmKernel6x16 computes the 6×16 block a·b from a packed A panel (k
 // groups of 6) and a packed B panel (k groups of 16) and stores it to c,
 // whose rows are ldc floats apart, or adds it to c when accum is not 0.
@@ -71,15 +76,60 @@ var sgemmAsm = xcpu.X86.HasAVX2 && xcpu.X86.HasFMA
 //go:noescape
 func sgemmKernel6x16(k int, a, b, c *float32, ldc int, accum int)
 
-// matMulSgemm is MatMul for float32 through sgemm: one product per batch,
-// split across goroutines when it is large, else the batches are.
+// A gemmKit is one element type's GEMM: the micro-kernel's block (mr rows
+// of A by nr columns of B a packed panel, nb columns of C a kernel call at
+// most), the cache blocks (kc steps of K, mc rows of A packed at once),
+// the packing of A and B and the macro-kernel over a packed block.
+type gemmKit[T Float] struct {
+	mr, nr, nb int
+	kc, mc     int
+	packA      func(dst []T, a mat[T], mc, kc int)
+	packB      func(dst []T, b mat[T], kc, nc int)
+	macro      func(mc, nc, kc int, ap, bp []T, c mat[T], accum bool)
+	pool       *sync.Pool // of *gemmBufs[T]
+}
+
+var (
+	sgemmPool = sync.Pool{New: func() any { return new(gemmBufs[float32]) }}
+	dgemmPool = sync.Pool{New: func() any { return new(gemmBufs[float64]) }}
+)
+
+// sgemmKit is the float32 GEMM: the AVX-512 kernels where the CPU has them
+// (and sgemmAVX512 is set), else the AVX2 one.
+func sgemmKit() *gemmKit[float32] {
+	if sgemmAVX512 {
+		return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ,
+			packA: packA, packB: packB, macro: sgemmMacroZ, pool: &sgemmPool}
+	}
+	return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNR, kc: gemmKC, mc: gemmMC,
+		packA: packA, packB: packB, macro: sgemmMacro, pool: &sgemmPool}
+}
+
+// dgemmKit is the float64 GEMM, with the AVX-512 kernels (dgemmAsm).
+func dgemmKit() *gemmKit[float64] {
+	return &gemmKit[float64]{mr: gemmMR, nr: dgemmNR, nb: 4 * dgemmNR, kc: dgemmKC, mc: dgemmMC,
+		packA: packAGo[float64], packB: packBGo[float64], macro: dgemmMacroZ, pool: &dgemmPool}
+}
+
+// matMulSgemm is MatMul for float32 through sgemm.
 func matMulSgemm(dst []float32, dl Layout, a []float32, al Layout, bm []float32, bl Layout) {
+	matMulGemm(dst, dl, a, al, bm, bl, sgemmKit())
+}
+
+// matMulDgemm is MatMul for float64 through dgemm.
+func matMulDgemm(dst []float64, dl Layout, a []float64, al Layout, bm []float64, bl Layout) {
+	matMulGemm(dst, dl, a, al, bm, bl, dgemmKit())
+}
+
+// matMulGemm is MatMul through gemm: one product per batch, split across
+// goroutines when it is large, else the batches are.
+func matMulGemm[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout, kit *gemmKit[T]) {
 	nb, m, n, k := dl.Shape[0], dl.Shape[1], dl.Shape[2], al.Shape[2]
-	view := func(s []float32, l Layout, i int) f32Mat {
-		return f32Mat{data: s, off: l.Offset + i*l.Strides[0], rs: l.Strides[1], cs: l.Strides[2]}
+	view := func(s []T, l Layout, i int) mat[T] {
+		return mat[T]{data: s, off: l.Offset + i*l.Strides[0], rs: l.Strides[1], cs: l.Strides[2]}
 	}
 	one := func(i, parts int) {
-		sgemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), parts)
+		gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), parts, kit)
 	}
 	w := runtime.GOMAXPROCS(0)
 	if m*n*k >= gemmParallelWork || nb == 1 {
@@ -99,9 +149,15 @@ func matMulSgemm(dst []float32, dl Layout, a []float32, al Layout, bm []float32,
 	gemmRun(parts, nb, func(i int) { one(i, 1) })
 }
 
-// sgemm computes c = a·b for a (m×k), b (k×n) and c (m×n), m, n, k > 0,
+// sgemm computes c = a·b for float32 (see gemm).
+func sgemm(m, n, k int, a, b, c f32Mat, parts int) { gemm(m, n, k, a, b, c, parts, sgemmKit()) }
+
+// dgemm computes c = a·b for float64 (see gemm); only where dgemmAsm.
+func dgemm(m, n, k int, a, b, c mat[float64], parts int) { gemm(m, n, k, a, b, c, parts, dgemmKit()) }
+
+// gemm computes c = a·b for a (m×k), b (k×n) and c (m×n), m, n, k > 0,
 // with up to parts goroutines. c must not overlap a or b.
-func sgemm(m, n, k int, a, b, c f32Mat, parts int) {
+func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
 	if n == 1 {
 		c.cs = 1
 	}
@@ -110,7 +166,7 @@ func sgemm(m, n, k int, a, b, c f32Mat, parts int) {
 		c.cs = 1
 	}
 	if m*n*k <= gemmSmallWork {
-		sgemmSmall(m, n, k, a, b, c)
+		gemmSmall(m, n, k, a, b, c)
 		return
 	}
 	// The kernels read and write through pointers, and the goroutines
@@ -119,9 +175,9 @@ func sgemm(m, n, k int, a, b, c f32Mat, parts int) {
 	b.check(k, n)
 	c.check(m, n)
 	if m >= n {
-		sgemmRows(m, n, k, a, b, c, parts)
+		gemmRows(m, n, k, a, b, c, parts, kit)
 	} else {
-		sgemmCols(m, n, k, a, b, c, parts)
+		gemmCols(m, n, k, a, b, c, parts, kit)
 	}
 }
 
@@ -135,30 +191,31 @@ func unitSize(n, parts, max, unit int) int {
 	return steps(n, max, unit)
 }
 
-// sgemmRows computes c = a·b sharing B: B is packed whole (all K steps of
+// gemmRows computes c = a·b sharing B: B is packed whole (all K steps of
 // a block of columns), then each block of rows of C packs its rows of A
 // and computes them.
-func sgemmRows(m, n, k int, a, b, c f32Mat, parts int) {
-	kcs := steps(k, gemmKC, 1)
+func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
+	mr, nr := kit.mr, kit.nr
+	kcs := steps(k, kit.kc, 1)
 	kb := (k + kcs - 1) / kcs
-	ncs := steps(n, max(gemmNR, min(gemmNC, gemmShared/k)), gemmNR)
-	mcs := unitSize(m, parts, gemmMC, gemmMR)
+	ncs := steps(n, max(kit.nb, min(gemmNC, gemmShared/k)), kit.nb)
+	mcs := unitSize(m, parts, kit.mc, mr)
 	items := (m + mcs - 1) / mcs
-	shared := gemmPool.Get().(*gemmBufs)
-	defer gemmPool.Put(shared)
+	shared := kit.pool.Get().(*gemmBufs[T])
+	defer kit.pool.Put(shared)
 	for jc := 0; jc < n; jc += ncs {
 		nc := min(ncs, n-jc)
-		np := (nc + gemmNR - 1) / gemmNR
-		bp := aligned(&shared.b, np*gemmNR*k)
+		np := (nc + nr - 1) / nr
+		bp := aligned(&shared.b, np*nr*k)
 		groups := (np + gemmPackPanels - 1) / gemmPackPanels
 		packs := kb * groups
 		var packed atomic.Int64
 		gemmRun(parts, packs+items, func(u int) {
 			if u < packs { // pack panels of one K step of B
-				pc, j0 := u/groups*kcs, u%groups*gemmPackPanels*gemmNR
+				pc, j0 := u/groups*kcs, u%groups*gemmPackPanels*nr
 				kc := min(kcs, k-pc)
 				defer packed.Add(1) // even on a panic, for the others not to wait forever
-				packB(bp[pc*np*gemmNR+j0*kc:], b.at(pc, jc+j0), kc, min(nc-j0, gemmPackPanels*gemmNR))
+				kit.packB(bp[pc*np*nr+j0*kc:], b.at(pc, jc+j0), kc, min(nc-j0, gemmPackPanels*nr))
 				return
 			}
 			for packed.Load() < int64(packs) {
@@ -166,42 +223,43 @@ func sgemmRows(m, n, k int, a, b, c f32Mat, parts int) {
 			}
 			i0 := (u - packs) * mcs
 			mc := min(mcs, m-i0)
-			bufs := gemmPool.Get().(*gemmBufs)
-			defer gemmPool.Put(bufs)
-			ap := aligned(&bufs.a, (mc+gemmMR-1)/gemmMR*gemmMR*kcs)
+			bufs := kit.pool.Get().(*gemmBufs[T])
+			defer kit.pool.Put(bufs)
+			ap := aligned(&bufs.a, (mc+mr-1)/mr*mr*kcs)
 			for pc := 0; pc < k; pc += kcs {
 				kc := min(kcs, k-pc)
-				packA(ap, a.at(i0, pc), mc, kc)
-				sgemmMacro(mc, nc, kc, ap, bp[pc*np*gemmNR:], c.at(i0, jc), pc > 0)
+				kit.packA(ap, a.at(i0, pc), mc, kc)
+				kit.macro(mc, nc, kc, ap, bp[pc*np*nr:], c.at(i0, jc), pc > 0)
 			}
 		})
 	}
 }
 
-// sgemmCols computes c = a·b sharing A: A is packed whole (all K steps of
+// gemmCols computes c = a·b sharing A: A is packed whole (all K steps of
 // a block of rows), then each block of columns of C packs its columns of
-// B and computes them, gemmMC rows at a time.
-func sgemmCols(m, n, k int, a, b, c f32Mat, parts int) {
-	kcs := steps(k, gemmKC, 1)
+// B and computes them, kit.mc rows at a time.
+func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
+	mr, nr := kit.mr, kit.nr
+	kcs := steps(k, kit.kc, 1)
 	kb := (k + kcs - 1) / kcs
-	mcs := steps(m, max(gemmMR, gemmShared/k), gemmMR)
-	ncs := unitSize(n, parts, gemmNC, gemmNR)
+	mcs := steps(m, max(mr, gemmShared/k), mr)
+	ncs := unitSize(n, parts, gemmNC, kit.nb)
 	items := (n + ncs - 1) / ncs
-	shared := gemmPool.Get().(*gemmBufs)
-	defer gemmPool.Put(shared)
+	shared := kit.pool.Get().(*gemmBufs[T])
+	defer kit.pool.Put(shared)
 	for ic := 0; ic < m; ic += mcs {
 		mc := min(mcs, m-ic)
-		np := (mc + gemmMR - 1) / gemmMR
-		ap := aligned(&shared.a, np*gemmMR*k)
+		np := (mc + mr - 1) / mr
+		ap := aligned(&shared.a, np*mr*k)
 		groups := (np + gemmPackPanels - 1) / gemmPackPanels
 		packs := kb * groups
 		var packed atomic.Int64
 		gemmRun(parts, packs+items, func(u int) {
 			if u < packs { // pack panels of one K step of A
-				pc, i0 := u/groups*kcs, u%groups*gemmPackPanels*gemmMR
+				pc, i0 := u/groups*kcs, u%groups*gemmPackPanels*mr
 				kc := min(kcs, k-pc)
 				defer packed.Add(1)
-				packA(ap[pc*np*gemmMR+i0*kc:], a.at(ic+i0, pc), min(mc-i0, gemmPackPanels*gemmMR), kc)
+				kit.packA(ap[pc*np*mr+i0*kc:], a.at(ic+i0, pc), min(mc-i0, gemmPackPanels*mr), kc)
 				return
 			}
 			for packed.Load() < int64(packs) {
@@ -209,27 +267,27 @@ func sgemmCols(m, n, k int, a, b, c f32Mat, parts int) {
 			}
 			j0 := (u - packs) * ncs
 			nc := min(ncs, n-j0)
-			bufs := gemmPool.Get().(*gemmBufs)
-			defer gemmPool.Put(bufs)
-			bp := aligned(&bufs.b, (nc+gemmNR-1)/gemmNR*gemmNR*kcs)
+			bufs := kit.pool.Get().(*gemmBufs[T])
+			defer kit.pool.Put(bufs)
+			bp := aligned(&bufs.b, (nc+nr-1)/nr*nr*kcs)
 			for pc := 0; pc < k; pc += kcs {
 				kc := min(kcs, k-pc)
-				packB(bp, b.at(pc, j0), kc, nc)
-				blk := ap[pc*np*gemmMR:]
-				for i0 := 0; i0 < mc; i0 += gemmMC {
-					sgemmMacro(min(gemmMC, mc-i0), nc, kc, blk[i0*kc:], bp, c.at(ic+i0, j0), pc > 0)
+				kit.packB(bp, b.at(pc, j0), kc, nc)
+				blk := ap[pc*np*mr:]
+				for i0 := 0; i0 < mc; i0 += kit.mc {
+					kit.macro(min(kit.mc, mc-i0), nc, kc, blk[i0*kc:], bp, c.at(ic+i0, j0), pc > 0)
 				}
 			}
 		})
 	}
 }
 
-// sgemmSmall computes c = a·b with plain loops, for products too small
-// to repay packing.
-func sgemmSmall(m, n, k int, a, b, c f32Mat) {
+// gemmSmall computes c = a·b with plain loops, for products too small to
+// repay packing.
+func gemmSmall[T Float](m, n, k int, a, b, c mat[T]) {
 	for i := range m {
 		for j := range n {
-			var s float32
+			var s T
 			ao, bo := a.off+i*a.rs, b.off+j*b.cs
 			for l := range k {
 				s += a.data[ao+l*a.cs] * b.data[bo+l*b.rs]
@@ -240,7 +298,7 @@ func sgemmSmall(m, n, k int, a, b, c f32Mat) {
 }
 
 // check panics unless every element of the r×c matrix v is in v.data.
-func (v f32Mat) check(r, c int) {
+func (v mat[T]) check(r, c int) {
 	lo, hi := v.off, v.off
 	for _, e := range [2]int{(r - 1) * v.rs, (c - 1) * v.cs} {
 		if e < 0 {
@@ -250,23 +308,23 @@ func (v f32Mat) check(r, c int) {
 		}
 	}
 	if lo < 0 || hi >= len(v.data) {
-		panic(fmt.Sprintf("cpu: sgemm: %d×%d matrix at offset %d, strides (%d, %d), out of range of %d elements",
+		panic(fmt.Sprintf("cpu: gemm: %d×%d matrix at offset %d, strides (%d, %d), out of range of %d elements",
 			r, c, v.off, v.rs, v.cs, len(v.data)))
 	}
 }
 
 // gemmBufs are one goroutine's packing buffers.
-type gemmBufs struct{ a, b []float32 }
+type gemmBufs[T Float] struct{ a, b []T }
 
-var gemmPool = sync.Pool{New: func() any { return new(gemmBufs) }}
-
-// aligned returns n floats of *s starting on a 64-byte boundary, growing
+// aligned returns n values of *s starting on a 64-byte boundary, growing
 // *s when it is too short.
-func aligned(s *[]float32, n int) []float32 {
-	if len(*s) < n+16 {
-		*s = make([]float32, n+16)
+func aligned[T Float](s *[]T, n int) []T {
+	const pad = 64 / 4 // values of padding, enough for float32
+	if len(*s) < n+pad {
+		*s = make([]T, n+pad)
 	}
-	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(*s))) % 64 / 4)
+	size := int(unsafe.Sizeof(T(0)))
+	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(*s)))%64) / size
 	return (*s)[skip : skip+n]
 }
 
@@ -281,10 +339,6 @@ func steps(n, max, unit int) int {
 // sgemmMacro computes the mc×nc block c from packed A and B, storing it,
 // or adding it to c when accum is set. c is in range (sgemm checked it).
 func sgemmMacro(mc, nc, kc int, ap, bp []float32, c f32Mat, accum bool) {
-	if sgemmAVX512 {
-		sgemmMacroZ(mc, nc, kc, ap, bp, c, accum)
-		return
-	}
 	// The kernel reads whole panels through pointers.
 	_ = ap[(mc+gemmMR-1)/gemmMR*gemmMR*kc-1]
 	_ = bp[(nc+gemmNR-1)/gemmNR*gemmNR*kc-1]

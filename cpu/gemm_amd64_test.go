@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
 // Matrix kinds for the sgemm tests: how a rows×cols matrix lies in its
@@ -23,35 +24,41 @@ var gKinds = []string{gRow, gCol, gPad, gStep}
 // which is filled with N(0, 1) values, or with the sentinel where the
 // matrix does not reach when out is set.
 func gemmMat(r *rand.Rand, rows, cols int, kind string, out bool) f32Mat {
-	var v f32Mat
+	return gemmMatT[float32](r, rows, cols, kind, out)
+}
+
+// gemmMatT is gemmMat for any element type.
+func gemmMatT[T Float](r *rand.Rand, rows, cols int, kind string, out bool) mat[T] {
+	var v mat[T]
 	switch kind {
 	case gRow:
-		v = f32Mat{rs: cols, cs: 1}
+		v = mat[T]{rs: cols, cs: 1}
 	case gCol:
-		v = f32Mat{rs: 1, cs: rows}
+		v = mat[T]{rs: 1, cs: rows}
 	case gPad:
-		v = f32Mat{off: 3, rs: cols + 5, cs: 1}
+		v = mat[T]{off: 3, rs: cols + 5, cs: 1}
 	case gStep:
-		v = f32Mat{off: 1, rs: 2 * cols, cs: 2}
+		v = mat[T]{off: 1, rs: 2 * cols, cs: 2}
 	default:
 		panic(kind)
 	}
-	v.data = make([]float32, v.off+(rows-1)*v.rs+(cols-1)*v.cs+1+2)
+	v.data = make([]T, v.off+(rows-1)*v.rs+(cols-1)*v.cs+1+2)
 	for i := range v.data {
 		if out {
-			v.data[i] = sentinel[float32]()
+			v.data[i] = sentinel[T]()
 		} else {
-			v.data[i] = float32(r.NormFloat64())
+			v.data[i] = T(r.NormFloat64())
 		}
 	}
 	return v
 }
 
-func (v f32Mat) get(i, j int) float32 { return v.data[v.off+i*v.rs+j*v.cs] }
+func (v mat[T]) get(i, j int) T { return v.data[v.off+i*v.rs+j*v.cs] }
 
-// checkGemm fails unless c holds a·b, to within 1e-5·√k·max|a_i·|·max|b_·j|
-// per element, and the rest of c's buffer still holds the sentinel.
-func checkGemm(t *testing.T, name string, m, n, k int, a, b, c f32Mat) {
+// checkGemm fails unless c holds a·b, to within ε·√k·max|a_i·|·max|b_·j|
+// per element (ε = 1e-5 for float32, 1e-14 for float64), and the rest of
+// c's buffer still holds the sentinel.
+func checkGemm[T Float](t *testing.T, name string, m, n, k int, a, b, c mat[T]) {
 	t.Helper()
 	rowMax, colMax := make([]float64, m), make([]float64, n)
 	for i := range m {
@@ -73,13 +80,17 @@ func checkGemm(t *testing.T, name string, m, n, k int, a, b, c f32Mat) {
 				s += float64(a.get(i, l)) * float64(b.get(l, j))
 			}
 			got := float64(c.get(i, j))
-			if tol := 1e-5 * math.Sqrt(float64(k)) * rowMax[i] * colMax[j]; !(math.Abs(got-s) <= tol) {
+			eps := 1e-5
+			if unsafe.Sizeof(T(0)) == 8 {
+				eps = 1e-14
+			}
+			if tol := eps * math.Sqrt(float64(k)) * rowMax[i] * colMax[j]; !(math.Abs(got-s) <= tol) {
 				t.Fatalf("%s: c[%d,%d] = %v, want %v (tolerance %.3g)", name, i, j, got, s, tol)
 			}
 		}
 	}
 	for i, v := range c.data {
-		if !in[i] && v != sentinel[float32]() {
+		if !in[i] && v != sentinel[T]() {
 			t.Fatalf("%s: element %d of c's buffer, outside the matrix, was written (%v)", name, i, v)
 		}
 	}
@@ -88,11 +99,17 @@ func checkGemm(t *testing.T, name string, m, n, k int, a, b, c f32Mat) {
 // runGemm checks sgemm on one shape and layout, serially and split in two.
 func runGemm(t *testing.T, r *rand.Rand, m, n, k int, ak, bk, ck string) {
 	t.Helper()
-	a, b := gemmMat(r, m, k, ak, false), gemmMat(r, k, n, bk, false)
+	runGemmT(t, r, sgemm, m, n, k, ak, bk, ck)
+}
+
+// runGemmT is runGemm for any element type and GEMM.
+func runGemmT[T Float](t *testing.T, r *rand.Rand, gemm func(m, n, k int, a, b, c mat[T], parts int), m, n, k int, ak, bk, ck string) {
+	t.Helper()
+	a, b := gemmMatT[T](r, m, k, ak, false), gemmMatT[T](r, k, n, bk, false)
 	for _, parts := range []int{1, 2} {
-		c := gemmMat(r, m, n, ck, true)
+		c := gemmMatT[T](r, m, n, ck, true)
 		name := fmt.Sprintf("m%d n%d k%d a:%s b:%s c:%s parts %d", m, n, k, ak, bk, ck, parts)
-		sgemm(m, n, k, a, b, c, parts)
+		gemm(m, n, k, a, b, c, parts)
 		checkGemm(t, name, m, n, k, a, b, c)
 	}
 }

@@ -14,16 +14,39 @@ var sgemmAVX512 = cpuAVX512
 // cpuAVX512 reports whether the CPU has the AVX-512 subsets the kernels use.
 var cpuAVX512 = xcpu.X86.HasAVX512F && xcpu.X86.HasAVX512VL && xcpu.X86.HasAVX512BW
 
+// gemmKCZ and gemmMCZ are the K step and the rows of A packed at once
+// for the AVX-512 kernels; variables for the benchmarks.
+var gemmKCZ, gemmMCZ = 256, 192
+
+// sgemmBlocks returns the K step and the most rows of A packed at once
+// for the kernels in use.
+func sgemmBlocks() (kc, mc int) {
+	if sgemmAVX512 {
+		return gemmKCZ, gemmMCZ
+	}
+	return gemmKC, gemmMC
+}
+
 // gemmNRZ is the columns of the AVX-512 kernels' widest block: four
 // packed B panels of gemmNR columns side by side.
 const gemmNRZ = 4 * gemmNR
 
-// The AVX-512 float32 micro-kernels: the 6×(16·w) block a·b, w = 4, 3, 2,
-// 1, from a packed A panel and w packed B panels bs floats apart, stored
-// to (or, when accum is not 0, added to) the first mr rows of c, whose
-// rows are ldc floats apart; of the last B panel's sixteen columns, only
-// those set in mask are written.
-//
+// dgemmNR is the columns of a packed float64 B panel (one 512-bit
+// register); dgemmKC and dgemmMC the K step and the rows of A packed at
+// once for the float64 kernels, which take twice the bytes per value.
+const (
+	dgemmNR = 8
+	dgemmKC = 256
+	dgemmMC = 96
+)
+
+// A zKernel is an AVX-512 micro-kernel: the 6×(L·w) block a·b from a
+// packed A panel and w packed B panels of L columns (L values a 512-bit
+// register) bs values apart, stored to (or, when accum is not 0, added
+// to) the first mr rows of c, whose rows are ldc values apart; of the
+// last B panel's L columns only those set in mask are written.
+type zKernel[T Float] func(k int, a, b *T, bs int, c *T, ldc, accum, mr int, mask uint16)
+
 //go:noescape
 func sgemmKernelZ6x64(k int, a, b *float32, bs int, c *float32, ldc, accum, mr int, mask uint16)
 
@@ -36,33 +59,55 @@ func sgemmKernelZ6x32(k int, a, b *float32, bs int, c *float32, ldc, accum, mr i
 //go:noescape
 func sgemmKernelZ6x16(k int, a, b *float32, bs int, c *float32, ldc, accum, mr int, mask uint16)
 
-// sgemmKernelsZ are the AVX-512 kernels by the number of B panels less one.
-var sgemmKernelsZ = [4]func(k int, a, b *float32, bs int, c *float32, ldc, accum, mr int, mask uint16){
-	sgemmKernelZ6x16, sgemmKernelZ6x32, sgemmKernelZ6x48, sgemmKernelZ6x64,
+//go:noescape
+func dgemmKernelZ6x32(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
+
+//go:noescape
+func dgemmKernelZ6x24(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
+
+//go:noescape
+func dgemmKernelZ6x16(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
+
+//go:noescape
+func dgemmKernelZ6x8(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
+
+// The kernels by the number of B panels less one.
+var (
+	sgemmKernelsZ = [4]zKernel[float32]{sgemmKernelZ6x16, sgemmKernelZ6x32, sgemmKernelZ6x48, sgemmKernelZ6x64}
+	dgemmKernelsZ = [4]zKernel[float64]{dgemmKernelZ6x8, dgemmKernelZ6x16, dgemmKernelZ6x24, dgemmKernelZ6x32}
+)
+
+// sgemmMacroZ is sgemmMacro with the AVX-512 kernels.
+func sgemmMacroZ(mc, nc, kc int, ap, bp []float32, c f32Mat, accum bool) {
+	macroZ(&sgemmKernelsZ, gemmNR, mc, nc, kc, ap, bp, c, accum)
 }
 
-// sgemmMacroZ is sgemmMacro with the AVX-512 kernels: the block is
-// walked in 6×64 blocks, the edges with narrower kernels and masked
-// stores, straight into c when its rows are contiguous, else through a
-// temporary.
-func sgemmMacroZ(mc, nc, kc int, ap, bp []float32, c f32Mat, accum bool) {
+// dgemmMacroZ is the float64 macro-kernel.
+func dgemmMacroZ(mc, nc, kc int, ap, bp []float64, c mat[float64], accum bool) {
+	macroZ(&dgemmKernelsZ, dgemmNR, mc, nc, kc, ap, bp, c, accum)
+}
+
+// macroZ computes the mc×nc block c from packed A (panels of gemmMR
+// rows) and B (panels of lanes columns), storing it, or adding it to c
+// when accum is set, in blocks of 6×(4·lanes): the edges with narrower
+// kernels and masked stores, straight into c when its rows are
+// contiguous, else through a temporary. c is in range (gemm checked it).
+func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, ap, bp []T, c mat[T], accum bool) {
 	// The kernel reads whole panels through pointers.
 	_ = ap[(mc+gemmMR-1)/gemmMR*gemmMR*kc-1]
-	_ = bp[(nc+gemmNR-1)/gemmNR*gemmNR*kc-1]
+	_ = bp[(nc+lanes-1)/lanes*lanes*kc-1]
 	acc := 0
 	if accum {
 		acc = 1
 	}
-	bs := gemmNR * kc
-	var tile [gemmMR * gemmNRZ]float32
-	for jr := 0; jr < nc; jr += gemmNRZ {
-		nr := min(gemmNRZ, nc-jr)
-		w := (nr + gemmNR - 1) / gemmNR
-		mask := uint16(1)<<(nr-(w-1)*gemmNR) - 1
-		if nr-(w-1)*gemmNR == gemmNR {
-			mask = 0xFFFF
-		}
-		kern := sgemmKernelsZ[w-1]
+	bs, wide := lanes*kc, 4*lanes
+	var tile [gemmMR * gemmNRZ]T
+	for jr := 0; jr < nc; jr += wide {
+		nr := min(wide, nc-jr)
+		w := (nr + lanes - 1) / lanes
+		last := nr - (w-1)*lanes
+		mask := uint16(1)<<last - 1
+		kern := kerns[w-1]
 		bpan := &bp[jr*kc]
 		for ir := 0; ir < mc; ir += gemmMR {
 			mr := min(gemmMR, mc-ir)
@@ -71,10 +116,10 @@ func sgemmMacroZ(mc, nc, kc int, ap, bp []float32, c f32Mat, accum bool) {
 				kern(kc, apan, bpan, bs, &c.data[c.off+ir*c.rs+jr], c.rs, acc, mr, mask)
 				continue
 			}
-			kern(kc, apan, bpan, bs, &tile[0], gemmNRZ, 0, gemmMR, 0xFFFF)
+			kern(kc, apan, bpan, bs, &tile[0], wide, 0, gemmMR, 0xFFFF)
 			for i := range mr {
 				o := c.off + (ir+i)*c.rs + jr*c.cs
-				t := tile[i*gemmNRZ : i*gemmNRZ+nr]
+				t := tile[i*wide : i*wide+nr]
 				if accum {
 					for j, v := range t {
 						c.data[o+j*c.cs] += v

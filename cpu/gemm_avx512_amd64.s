@@ -2,21 +2,23 @@
 
 #include "textflag.h"
 
-// The float32 GEMM micro-kernels for AVX-512: one 6×(16·w) block of C for
-// w = 4, 3, 2, 1 (sgemmKernelZ6x64, …x48, …x32, …x16).
+// The GEMM micro-kernels for AVX-512 (F, with 32 vector registers): one
+// 6×(L·w) block of C, w = 4, 3, 2, 1, with L = 16 lanes for float32
+// (sgemmKernelZ6x64, …x48, …x32, …x16) and L = 8 for float64
+// (dgemmKernelZ6x32, …x24, …x16, …x8).
 //
-// a is a packed A panel: k steps of 6 floats (one column of six rows of
-// A). b is the first of w packed B panels of sixteen columns each (k steps
-// of 16 floats), bs floats apart: the kernel reads the w panels side by
-// side, so B is packed as for the 6×16 kernel. The block is held in
+// a is a packed A panel: k steps of 6 values (one column of six rows of
+// A). b is the first of w packed B panels of L columns each (k steps of L
+// values), bs values apart: the kernel reads the w panels side by side,
+// so B is packed in panels of one register's width. The block is held in
 // Z8–Z31 (row i, panel j in Z(8+4i+j)); each k step loads the w B rows
 // into Z0–Z3 and broadcasts each A value in turn into Z4 or Z5, for 6·w
-// FMAs. Then the first mr rows are stored to c (row stride ldc floats),
+// FMAs. Then the first mr rows are stored to c (row stride ldc values),
 // or added to what c holds when accum is not 0; in the last panel only
-// the columns set in mask are (masked loads and stores: columns past the
-// edge of C are neither read nor written).
+// the columns set in mask (K1) are: masked loads and stores, so columns
+// past the edge of C are neither read nor written.
 
-#define STEP4(ao, bo) \
+#define SSTEP4(ao, bo) \
 	VMOVUPS bo(DI), Z0 \
 	VMOVUPS bo(DI)(R10*1), Z1 \
 	VMOVUPS bo(DI)(R10*2), Z2 \
@@ -52,7 +54,7 @@
 	VFMADD231PS Z2, Z5, Z30 \
 	VFMADD231PS Z3, Z5, Z31
 
-#define STEP3(ao, bo) \
+#define SSTEP3(ao, bo) \
 	VMOVUPS bo(DI), Z0 \
 	VMOVUPS bo(DI)(R10*1), Z1 \
 	VMOVUPS bo(DI)(R10*2), Z2 \
@@ -81,7 +83,7 @@
 	VFMADD231PS Z1, Z5, Z29 \
 	VFMADD231PS Z2, Z5, Z30
 
-#define STEP2(ao, bo) \
+#define SSTEP2(ao, bo) \
 	VMOVUPS bo(DI), Z0 \
 	VMOVUPS bo(DI)(R10*1), Z1 \
 	VBROADCASTSS ao(SI), Z4 \
@@ -103,7 +105,7 @@
 	VFMADD231PS Z0, Z5, Z28 \
 	VFMADD231PS Z1, Z5, Z29
 
-#define STEP1(ao, bo) \
+#define SSTEP1(ao, bo) \
 	VMOVUPS bo(DI), Z0 \
 	VBROADCASTSS ao(SI), Z4 \
 	VFMADD231PS Z0, Z4, Z8 \
@@ -118,14 +120,14 @@
 	VBROADCASTSS ao+20(SI), Z5 \
 	VFMADD231PS Z0, Z5, Z28
 
-#define PUTROW4(r0, r1, r2, r3) \
+#define SPUTROW4(r0, r1, r2, r3) \
 	VMOVUPS r0, (DX) \
 	VMOVUPS r1, 64(DX) \
 	VMOVUPS r2, 128(DX) \
 	VMOVUPS r3, K1, 192(DX) \
 	ADDQ R8, DX
 
-#define ADDROW4(r0, r1, r2, r3) \
+#define SADDROW4(r0, r1, r2, r3) \
 	VADDPS (DX), r0, r0 \
 	VMOVUPS r0, (DX) \
 	VADDPS 64(DX), r1, r1 \
@@ -136,13 +138,13 @@
 	VMOVUPS r3, K1, 192(DX) \
 	ADDQ R8, DX
 
-#define PUTROW3(r0, r1, r2) \
+#define SPUTROW3(r0, r1, r2) \
 	VMOVUPS r0, (DX) \
 	VMOVUPS r1, 64(DX) \
 	VMOVUPS r2, K1, 128(DX) \
 	ADDQ R8, DX
 
-#define ADDROW3(r0, r1, r2) \
+#define SADDROW3(r0, r1, r2) \
 	VADDPS (DX), r0, r0 \
 	VMOVUPS r0, (DX) \
 	VADDPS 64(DX), r1, r1 \
@@ -151,23 +153,23 @@
 	VMOVUPS r2, K1, 128(DX) \
 	ADDQ R8, DX
 
-#define PUTROW2(r0, r1) \
+#define SPUTROW2(r0, r1) \
 	VMOVUPS r0, (DX) \
 	VMOVUPS r1, K1, 64(DX) \
 	ADDQ R8, DX
 
-#define ADDROW2(r0, r1) \
+#define SADDROW2(r0, r1) \
 	VADDPS (DX), r0, r0 \
 	VMOVUPS r0, (DX) \
 	VADDPS 64(DX), r1, K1, r1 \
 	VMOVUPS r1, K1, 64(DX) \
 	ADDQ R8, DX
 
-#define PUTROW1(r0) \
+#define SPUTROW1(r0) \
 	VMOVUPS r0, K1, (DX) \
 	ADDQ R8, DX
 
-#define ADDROW1(r0) \
+#define SADDROW1(r0) \
 	VADDPS (DX), r0, K1, r0 \
 	VMOVUPS r0, K1, (DX) \
 	ADDQ R8, DX
@@ -187,6 +189,8 @@ TEXT ·sgemmKernelZ6x64(SB), NOSPLIT, $0-66
 	LEAQ (R10)(R10*2), R11
 	SHLQ $2, R8
 
+	// Touch the block's rows of C, so their lines are on the way while
+	// the products run.
 	MOVQ DX, AX
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
@@ -248,10 +252,10 @@ TEXT ·sgemmKernelZ6x64(SB), NOSPLIT, $0-66
 	JZ   tail
 
 loop4:
-	STEP4(0, 0)
-	STEP4(24, 64)
-	STEP4(48, 128)
-	STEP4(72, 192)
+	SSTEP4(0, 0)
+	SSTEP4(24, 64)
+	SSTEP4(48, 128)
+	SSTEP4(72, 192)
 	ADDQ $96, SI
 	ADDQ $256, DI
 	DECQ BX
@@ -262,7 +266,7 @@ tail:
 	JZ   store
 
 loop1:
-	STEP4(0, 0)
+	SSTEP4(0, 0)
 	ADDQ $24, SI
 	ADDQ $64, DI
 	DECQ CX
@@ -272,41 +276,41 @@ store:
 	TESTQ R9, R9
 	JNZ   add
 
-	PUTROW4(Z8, Z9, Z10, Z11)
+	SPUTROW4(Z8, Z9, Z10, Z11)
 	CMPQ R12, $1
 	JLE  done
-	PUTROW4(Z12, Z13, Z14, Z15)
+	SPUTROW4(Z12, Z13, Z14, Z15)
 	CMPQ R12, $2
 	JLE  done
-	PUTROW4(Z16, Z17, Z18, Z19)
+	SPUTROW4(Z16, Z17, Z18, Z19)
 	CMPQ R12, $3
 	JLE  done
-	PUTROW4(Z20, Z21, Z22, Z23)
+	SPUTROW4(Z20, Z21, Z22, Z23)
 	CMPQ R12, $4
 	JLE  done
-	PUTROW4(Z24, Z25, Z26, Z27)
+	SPUTROW4(Z24, Z25, Z26, Z27)
 	CMPQ R12, $5
 	JLE  done
-	PUTROW4(Z28, Z29, Z30, Z31)
+	SPUTROW4(Z28, Z29, Z30, Z31)
 	JMP  done
 
 add:
-	ADDROW4(Z8, Z9, Z10, Z11)
+	SADDROW4(Z8, Z9, Z10, Z11)
 	CMPQ R12, $1
 	JLE  done
-	ADDROW4(Z12, Z13, Z14, Z15)
+	SADDROW4(Z12, Z13, Z14, Z15)
 	CMPQ R12, $2
 	JLE  done
-	ADDROW4(Z16, Z17, Z18, Z19)
+	SADDROW4(Z16, Z17, Z18, Z19)
 	CMPQ R12, $3
 	JLE  done
-	ADDROW4(Z20, Z21, Z22, Z23)
+	SADDROW4(Z20, Z21, Z22, Z23)
 	CMPQ R12, $4
 	JLE  done
-	ADDROW4(Z24, Z25, Z26, Z27)
+	SADDROW4(Z24, Z25, Z26, Z27)
 	CMPQ R12, $5
 	JLE  done
-	ADDROW4(Z28, Z29, Z30, Z31)
+	SADDROW4(Z28, Z29, Z30, Z31)
 
 done:
 	VZEROUPPER
@@ -327,6 +331,8 @@ TEXT ·sgemmKernelZ6x48(SB), NOSPLIT, $0-66
 	LEAQ (R10)(R10*2), R11
 	SHLQ $2, R8
 
+	// Touch the block's rows of C, so their lines are on the way while
+	// the products run.
 	MOVQ DX, AX
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
@@ -382,10 +388,10 @@ TEXT ·sgemmKernelZ6x48(SB), NOSPLIT, $0-66
 	JZ   tail
 
 loop4:
-	STEP3(0, 0)
-	STEP3(24, 64)
-	STEP3(48, 128)
-	STEP3(72, 192)
+	SSTEP3(0, 0)
+	SSTEP3(24, 64)
+	SSTEP3(48, 128)
+	SSTEP3(72, 192)
 	ADDQ $96, SI
 	ADDQ $256, DI
 	DECQ BX
@@ -396,7 +402,7 @@ tail:
 	JZ   store
 
 loop1:
-	STEP3(0, 0)
+	SSTEP3(0, 0)
 	ADDQ $24, SI
 	ADDQ $64, DI
 	DECQ CX
@@ -406,41 +412,41 @@ store:
 	TESTQ R9, R9
 	JNZ   add
 
-	PUTROW3(Z8, Z9, Z10)
+	SPUTROW3(Z8, Z9, Z10)
 	CMPQ R12, $1
 	JLE  done
-	PUTROW3(Z12, Z13, Z14)
+	SPUTROW3(Z12, Z13, Z14)
 	CMPQ R12, $2
 	JLE  done
-	PUTROW3(Z16, Z17, Z18)
+	SPUTROW3(Z16, Z17, Z18)
 	CMPQ R12, $3
 	JLE  done
-	PUTROW3(Z20, Z21, Z22)
+	SPUTROW3(Z20, Z21, Z22)
 	CMPQ R12, $4
 	JLE  done
-	PUTROW3(Z24, Z25, Z26)
+	SPUTROW3(Z24, Z25, Z26)
 	CMPQ R12, $5
 	JLE  done
-	PUTROW3(Z28, Z29, Z30)
+	SPUTROW3(Z28, Z29, Z30)
 	JMP  done
 
 add:
-	ADDROW3(Z8, Z9, Z10)
+	SADDROW3(Z8, Z9, Z10)
 	CMPQ R12, $1
 	JLE  done
-	ADDROW3(Z12, Z13, Z14)
+	SADDROW3(Z12, Z13, Z14)
 	CMPQ R12, $2
 	JLE  done
-	ADDROW3(Z16, Z17, Z18)
+	SADDROW3(Z16, Z17, Z18)
 	CMPQ R12, $3
 	JLE  done
-	ADDROW3(Z20, Z21, Z22)
+	SADDROW3(Z20, Z21, Z22)
 	CMPQ R12, $4
 	JLE  done
-	ADDROW3(Z24, Z25, Z26)
+	SADDROW3(Z24, Z25, Z26)
 	CMPQ R12, $5
 	JLE  done
-	ADDROW3(Z28, Z29, Z30)
+	SADDROW3(Z28, Z29, Z30)
 
 done:
 	VZEROUPPER
@@ -461,6 +467,8 @@ TEXT ·sgemmKernelZ6x32(SB), NOSPLIT, $0-66
 	LEAQ (R10)(R10*2), R11
 	SHLQ $2, R8
 
+	// Touch the block's rows of C, so their lines are on the way while
+	// the products run.
 	MOVQ DX, AX
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
@@ -510,10 +518,10 @@ TEXT ·sgemmKernelZ6x32(SB), NOSPLIT, $0-66
 	JZ   tail
 
 loop4:
-	STEP2(0, 0)
-	STEP2(24, 64)
-	STEP2(48, 128)
-	STEP2(72, 192)
+	SSTEP2(0, 0)
+	SSTEP2(24, 64)
+	SSTEP2(48, 128)
+	SSTEP2(72, 192)
 	ADDQ $96, SI
 	ADDQ $256, DI
 	DECQ BX
@@ -524,7 +532,7 @@ tail:
 	JZ   store
 
 loop1:
-	STEP2(0, 0)
+	SSTEP2(0, 0)
 	ADDQ $24, SI
 	ADDQ $64, DI
 	DECQ CX
@@ -534,41 +542,41 @@ store:
 	TESTQ R9, R9
 	JNZ   add
 
-	PUTROW2(Z8, Z9)
+	SPUTROW2(Z8, Z9)
 	CMPQ R12, $1
 	JLE  done
-	PUTROW2(Z12, Z13)
+	SPUTROW2(Z12, Z13)
 	CMPQ R12, $2
 	JLE  done
-	PUTROW2(Z16, Z17)
+	SPUTROW2(Z16, Z17)
 	CMPQ R12, $3
 	JLE  done
-	PUTROW2(Z20, Z21)
+	SPUTROW2(Z20, Z21)
 	CMPQ R12, $4
 	JLE  done
-	PUTROW2(Z24, Z25)
+	SPUTROW2(Z24, Z25)
 	CMPQ R12, $5
 	JLE  done
-	PUTROW2(Z28, Z29)
+	SPUTROW2(Z28, Z29)
 	JMP  done
 
 add:
-	ADDROW2(Z8, Z9)
+	SADDROW2(Z8, Z9)
 	CMPQ R12, $1
 	JLE  done
-	ADDROW2(Z12, Z13)
+	SADDROW2(Z12, Z13)
 	CMPQ R12, $2
 	JLE  done
-	ADDROW2(Z16, Z17)
+	SADDROW2(Z16, Z17)
 	CMPQ R12, $3
 	JLE  done
-	ADDROW2(Z20, Z21)
+	SADDROW2(Z20, Z21)
 	CMPQ R12, $4
 	JLE  done
-	ADDROW2(Z24, Z25)
+	SADDROW2(Z24, Z25)
 	CMPQ R12, $5
 	JLE  done
-	ADDROW2(Z28, Z29)
+	SADDROW2(Z28, Z29)
 
 done:
 	VZEROUPPER
@@ -589,6 +597,8 @@ TEXT ·sgemmKernelZ6x16(SB), NOSPLIT, $0-66
 	LEAQ (R10)(R10*2), R11
 	SHLQ $2, R8
 
+	// Touch the block's rows of C, so their lines are on the way while
+	// the products run.
 	MOVQ DX, AX
 	PREFETCHT0 0(AX)
 	ADDQ R8, AX
@@ -632,10 +642,10 @@ TEXT ·sgemmKernelZ6x16(SB), NOSPLIT, $0-66
 	JZ   tail
 
 loop4:
-	STEP1(0, 0)
-	STEP1(24, 64)
-	STEP1(48, 128)
-	STEP1(72, 192)
+	SSTEP1(0, 0)
+	SSTEP1(24, 64)
+	SSTEP1(48, 128)
+	SSTEP1(72, 192)
 	ADDQ $96, SI
 	ADDQ $256, DI
 	DECQ BX
@@ -646,7 +656,7 @@ tail:
 	JZ   store
 
 loop1:
-	STEP1(0, 0)
+	SSTEP1(0, 0)
 	ADDQ $24, SI
 	ADDQ $64, DI
 	DECQ CX
@@ -656,41 +666,729 @@ store:
 	TESTQ R9, R9
 	JNZ   add
 
-	PUTROW1(Z8)
+	SPUTROW1(Z8)
 	CMPQ R12, $1
 	JLE  done
-	PUTROW1(Z12)
+	SPUTROW1(Z12)
 	CMPQ R12, $2
 	JLE  done
-	PUTROW1(Z16)
+	SPUTROW1(Z16)
 	CMPQ R12, $3
 	JLE  done
-	PUTROW1(Z20)
+	SPUTROW1(Z20)
 	CMPQ R12, $4
 	JLE  done
-	PUTROW1(Z24)
+	SPUTROW1(Z24)
 	CMPQ R12, $5
 	JLE  done
-	PUTROW1(Z28)
+	SPUTROW1(Z28)
 	JMP  done
 
 add:
-	ADDROW1(Z8)
+	SADDROW1(Z8)
 	CMPQ R12, $1
 	JLE  done
-	ADDROW1(Z12)
+	SADDROW1(Z12)
 	CMPQ R12, $2
 	JLE  done
-	ADDROW1(Z16)
+	SADDROW1(Z16)
 	CMPQ R12, $3
 	JLE  done
-	ADDROW1(Z20)
+	SADDROW1(Z20)
 	CMPQ R12, $4
 	JLE  done
-	ADDROW1(Z24)
+	SADDROW1(Z24)
 	CMPQ R12, $5
 	JLE  done
-	ADDROW1(Z28)
+	SADDROW1(Z28)
+
+done:
+	VZEROUPPER
+	RET
+
+#define DSTEP4(ao, bo) \
+	VMOVUPD bo(DI), Z0 \
+	VMOVUPD bo(DI)(R10*1), Z1 \
+	VMOVUPD bo(DI)(R10*2), Z2 \
+	VMOVUPD bo(DI)(R11*1), Z3 \
+	VBROADCASTSD ao(SI), Z4 \
+	VFMADD231PD Z0, Z4, Z8 \
+	VFMADD231PD Z1, Z4, Z9 \
+	VFMADD231PD Z2, Z4, Z10 \
+	VFMADD231PD Z3, Z4, Z11 \
+	VBROADCASTSD ao+8(SI), Z5 \
+	VFMADD231PD Z0, Z5, Z12 \
+	VFMADD231PD Z1, Z5, Z13 \
+	VFMADD231PD Z2, Z5, Z14 \
+	VFMADD231PD Z3, Z5, Z15 \
+	VBROADCASTSD ao+16(SI), Z4 \
+	VFMADD231PD Z0, Z4, Z16 \
+	VFMADD231PD Z1, Z4, Z17 \
+	VFMADD231PD Z2, Z4, Z18 \
+	VFMADD231PD Z3, Z4, Z19 \
+	VBROADCASTSD ao+24(SI), Z5 \
+	VFMADD231PD Z0, Z5, Z20 \
+	VFMADD231PD Z1, Z5, Z21 \
+	VFMADD231PD Z2, Z5, Z22 \
+	VFMADD231PD Z3, Z5, Z23 \
+	VBROADCASTSD ao+32(SI), Z4 \
+	VFMADD231PD Z0, Z4, Z24 \
+	VFMADD231PD Z1, Z4, Z25 \
+	VFMADD231PD Z2, Z4, Z26 \
+	VFMADD231PD Z3, Z4, Z27 \
+	VBROADCASTSD ao+40(SI), Z5 \
+	VFMADD231PD Z0, Z5, Z28 \
+	VFMADD231PD Z1, Z5, Z29 \
+	VFMADD231PD Z2, Z5, Z30 \
+	VFMADD231PD Z3, Z5, Z31
+
+#define DSTEP3(ao, bo) \
+	VMOVUPD bo(DI), Z0 \
+	VMOVUPD bo(DI)(R10*1), Z1 \
+	VMOVUPD bo(DI)(R10*2), Z2 \
+	VBROADCASTSD ao(SI), Z4 \
+	VFMADD231PD Z0, Z4, Z8 \
+	VFMADD231PD Z1, Z4, Z9 \
+	VFMADD231PD Z2, Z4, Z10 \
+	VBROADCASTSD ao+8(SI), Z5 \
+	VFMADD231PD Z0, Z5, Z12 \
+	VFMADD231PD Z1, Z5, Z13 \
+	VFMADD231PD Z2, Z5, Z14 \
+	VBROADCASTSD ao+16(SI), Z4 \
+	VFMADD231PD Z0, Z4, Z16 \
+	VFMADD231PD Z1, Z4, Z17 \
+	VFMADD231PD Z2, Z4, Z18 \
+	VBROADCASTSD ao+24(SI), Z5 \
+	VFMADD231PD Z0, Z5, Z20 \
+	VFMADD231PD Z1, Z5, Z21 \
+	VFMADD231PD Z2, Z5, Z22 \
+	VBROADCASTSD ao+32(SI), Z4 \
+	VFMADD231PD Z0, Z4, Z24 \
+	VFMADD231PD Z1, Z4, Z25 \
+	VFMADD231PD Z2, Z4, Z26 \
+	VBROADCASTSD ao+40(SI), Z5 \
+	VFMADD231PD Z0, Z5, Z28 \
+	VFMADD231PD Z1, Z5, Z29 \
+	VFMADD231PD Z2, Z5, Z30
+
+#define DSTEP2(ao, bo) \
+	VMOVUPD bo(DI), Z0 \
+	VMOVUPD bo(DI)(R10*1), Z1 \
+	VBROADCASTSD ao(SI), Z4 \
+	VFMADD231PD Z0, Z4, Z8 \
+	VFMADD231PD Z1, Z4, Z9 \
+	VBROADCASTSD ao+8(SI), Z5 \
+	VFMADD231PD Z0, Z5, Z12 \
+	VFMADD231PD Z1, Z5, Z13 \
+	VBROADCASTSD ao+16(SI), Z4 \
+	VFMADD231PD Z0, Z4, Z16 \
+	VFMADD231PD Z1, Z4, Z17 \
+	VBROADCASTSD ao+24(SI), Z5 \
+	VFMADD231PD Z0, Z5, Z20 \
+	VFMADD231PD Z1, Z5, Z21 \
+	VBROADCASTSD ao+32(SI), Z4 \
+	VFMADD231PD Z0, Z4, Z24 \
+	VFMADD231PD Z1, Z4, Z25 \
+	VBROADCASTSD ao+40(SI), Z5 \
+	VFMADD231PD Z0, Z5, Z28 \
+	VFMADD231PD Z1, Z5, Z29
+
+#define DSTEP1(ao, bo) \
+	VMOVUPD bo(DI), Z0 \
+	VBROADCASTSD ao(SI), Z4 \
+	VFMADD231PD Z0, Z4, Z8 \
+	VBROADCASTSD ao+8(SI), Z5 \
+	VFMADD231PD Z0, Z5, Z12 \
+	VBROADCASTSD ao+16(SI), Z4 \
+	VFMADD231PD Z0, Z4, Z16 \
+	VBROADCASTSD ao+24(SI), Z5 \
+	VFMADD231PD Z0, Z5, Z20 \
+	VBROADCASTSD ao+32(SI), Z4 \
+	VFMADD231PD Z0, Z4, Z24 \
+	VBROADCASTSD ao+40(SI), Z5 \
+	VFMADD231PD Z0, Z5, Z28
+
+#define DPUTROW4(r0, r1, r2, r3) \
+	VMOVUPD r0, (DX) \
+	VMOVUPD r1, 64(DX) \
+	VMOVUPD r2, 128(DX) \
+	VMOVUPD r3, K1, 192(DX) \
+	ADDQ R8, DX
+
+#define DADDROW4(r0, r1, r2, r3) \
+	VADDPD (DX), r0, r0 \
+	VMOVUPD r0, (DX) \
+	VADDPD 64(DX), r1, r1 \
+	VMOVUPD r1, 64(DX) \
+	VADDPD 128(DX), r2, r2 \
+	VMOVUPD r2, 128(DX) \
+	VADDPD 192(DX), r3, K1, r3 \
+	VMOVUPD r3, K1, 192(DX) \
+	ADDQ R8, DX
+
+#define DPUTROW3(r0, r1, r2) \
+	VMOVUPD r0, (DX) \
+	VMOVUPD r1, 64(DX) \
+	VMOVUPD r2, K1, 128(DX) \
+	ADDQ R8, DX
+
+#define DADDROW3(r0, r1, r2) \
+	VADDPD (DX), r0, r0 \
+	VMOVUPD r0, (DX) \
+	VADDPD 64(DX), r1, r1 \
+	VMOVUPD r1, 64(DX) \
+	VADDPD 128(DX), r2, K1, r2 \
+	VMOVUPD r2, K1, 128(DX) \
+	ADDQ R8, DX
+
+#define DPUTROW2(r0, r1) \
+	VMOVUPD r0, (DX) \
+	VMOVUPD r1, K1, 64(DX) \
+	ADDQ R8, DX
+
+#define DADDROW2(r0, r1) \
+	VADDPD (DX), r0, r0 \
+	VMOVUPD r0, (DX) \
+	VADDPD 64(DX), r1, K1, r1 \
+	VMOVUPD r1, K1, 64(DX) \
+	ADDQ R8, DX
+
+#define DPUTROW1(r0) \
+	VMOVUPD r0, K1, (DX) \
+	ADDQ R8, DX
+
+#define DADDROW1(r0) \
+	VADDPD (DX), r0, K1, r0 \
+	VMOVUPD r0, K1, (DX) \
+	ADDQ R8, DX
+
+// func dgemmKernelZ6x32(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
+TEXT ·dgemmKernelZ6x32(SB), NOSPLIT, $0-66
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ bs+24(FP), R10
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R8
+	MOVQ accum+48(FP), R9
+	MOVQ mr+56(FP), R12
+	KMOVW mask+64(FP), K1
+	SHLQ $3, R10
+	LEAQ (R10)(R10*2), R11
+	SHLQ $3, R8
+
+	// Touch the block's rows of C, so their lines are on the way while
+	// the products run.
+	MOVQ DX, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   tail
+
+loop4:
+	DSTEP4(0, 0)
+	DSTEP4(48, 64)
+	DSTEP4(96, 128)
+	DSTEP4(144, 192)
+	ADDQ $192, SI
+	ADDQ $256, DI
+	DECQ BX
+	JNZ  loop4
+
+tail:
+	ANDQ $3, CX
+	JZ   store
+
+loop1:
+	DSTEP4(0, 0)
+	ADDQ $48, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop1
+
+store:
+	TESTQ R9, R9
+	JNZ   add
+
+	DPUTROW4(Z8, Z9, Z10, Z11)
+	CMPQ R12, $1
+	JLE  done
+	DPUTROW4(Z12, Z13, Z14, Z15)
+	CMPQ R12, $2
+	JLE  done
+	DPUTROW4(Z16, Z17, Z18, Z19)
+	CMPQ R12, $3
+	JLE  done
+	DPUTROW4(Z20, Z21, Z22, Z23)
+	CMPQ R12, $4
+	JLE  done
+	DPUTROW4(Z24, Z25, Z26, Z27)
+	CMPQ R12, $5
+	JLE  done
+	DPUTROW4(Z28, Z29, Z30, Z31)
+	JMP  done
+
+add:
+	DADDROW4(Z8, Z9, Z10, Z11)
+	CMPQ R12, $1
+	JLE  done
+	DADDROW4(Z12, Z13, Z14, Z15)
+	CMPQ R12, $2
+	JLE  done
+	DADDROW4(Z16, Z17, Z18, Z19)
+	CMPQ R12, $3
+	JLE  done
+	DADDROW4(Z20, Z21, Z22, Z23)
+	CMPQ R12, $4
+	JLE  done
+	DADDROW4(Z24, Z25, Z26, Z27)
+	CMPQ R12, $5
+	JLE  done
+	DADDROW4(Z28, Z29, Z30, Z31)
+
+done:
+	VZEROUPPER
+	RET
+
+// func dgemmKernelZ6x24(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
+TEXT ·dgemmKernelZ6x24(SB), NOSPLIT, $0-66
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ bs+24(FP), R10
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R8
+	MOVQ accum+48(FP), R9
+	MOVQ mr+56(FP), R12
+	KMOVW mask+64(FP), K1
+	SHLQ $3, R10
+	LEAQ (R10)(R10*2), R11
+	SHLQ $3, R8
+
+	// Touch the block's rows of C, so their lines are on the way while
+	// the products run.
+	MOVQ DX, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   tail
+
+loop4:
+	DSTEP3(0, 0)
+	DSTEP3(48, 64)
+	DSTEP3(96, 128)
+	DSTEP3(144, 192)
+	ADDQ $192, SI
+	ADDQ $256, DI
+	DECQ BX
+	JNZ  loop4
+
+tail:
+	ANDQ $3, CX
+	JZ   store
+
+loop1:
+	DSTEP3(0, 0)
+	ADDQ $48, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop1
+
+store:
+	TESTQ R9, R9
+	JNZ   add
+
+	DPUTROW3(Z8, Z9, Z10)
+	CMPQ R12, $1
+	JLE  done
+	DPUTROW3(Z12, Z13, Z14)
+	CMPQ R12, $2
+	JLE  done
+	DPUTROW3(Z16, Z17, Z18)
+	CMPQ R12, $3
+	JLE  done
+	DPUTROW3(Z20, Z21, Z22)
+	CMPQ R12, $4
+	JLE  done
+	DPUTROW3(Z24, Z25, Z26)
+	CMPQ R12, $5
+	JLE  done
+	DPUTROW3(Z28, Z29, Z30)
+	JMP  done
+
+add:
+	DADDROW3(Z8, Z9, Z10)
+	CMPQ R12, $1
+	JLE  done
+	DADDROW3(Z12, Z13, Z14)
+	CMPQ R12, $2
+	JLE  done
+	DADDROW3(Z16, Z17, Z18)
+	CMPQ R12, $3
+	JLE  done
+	DADDROW3(Z20, Z21, Z22)
+	CMPQ R12, $4
+	JLE  done
+	DADDROW3(Z24, Z25, Z26)
+	CMPQ R12, $5
+	JLE  done
+	DADDROW3(Z28, Z29, Z30)
+
+done:
+	VZEROUPPER
+	RET
+
+// func dgemmKernelZ6x16(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
+TEXT ·dgemmKernelZ6x16(SB), NOSPLIT, $0-66
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ bs+24(FP), R10
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R8
+	MOVQ accum+48(FP), R9
+	MOVQ mr+56(FP), R12
+	KMOVW mask+64(FP), K1
+	SHLQ $3, R10
+	LEAQ (R10)(R10*2), R11
+	SHLQ $3, R8
+
+	// Touch the block's rows of C, so their lines are on the way while
+	// the products run.
+	MOVQ DX, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   tail
+
+loop4:
+	DSTEP2(0, 0)
+	DSTEP2(48, 64)
+	DSTEP2(96, 128)
+	DSTEP2(144, 192)
+	ADDQ $192, SI
+	ADDQ $256, DI
+	DECQ BX
+	JNZ  loop4
+
+tail:
+	ANDQ $3, CX
+	JZ   store
+
+loop1:
+	DSTEP2(0, 0)
+	ADDQ $48, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop1
+
+store:
+	TESTQ R9, R9
+	JNZ   add
+
+	DPUTROW2(Z8, Z9)
+	CMPQ R12, $1
+	JLE  done
+	DPUTROW2(Z12, Z13)
+	CMPQ R12, $2
+	JLE  done
+	DPUTROW2(Z16, Z17)
+	CMPQ R12, $3
+	JLE  done
+	DPUTROW2(Z20, Z21)
+	CMPQ R12, $4
+	JLE  done
+	DPUTROW2(Z24, Z25)
+	CMPQ R12, $5
+	JLE  done
+	DPUTROW2(Z28, Z29)
+	JMP  done
+
+add:
+	DADDROW2(Z8, Z9)
+	CMPQ R12, $1
+	JLE  done
+	DADDROW2(Z12, Z13)
+	CMPQ R12, $2
+	JLE  done
+	DADDROW2(Z16, Z17)
+	CMPQ R12, $3
+	JLE  done
+	DADDROW2(Z20, Z21)
+	CMPQ R12, $4
+	JLE  done
+	DADDROW2(Z24, Z25)
+	CMPQ R12, $5
+	JLE  done
+	DADDROW2(Z28, Z29)
+
+done:
+	VZEROUPPER
+	RET
+
+// func dgemmKernelZ6x8(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
+TEXT ·dgemmKernelZ6x8(SB), NOSPLIT, $0-66
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ bs+24(FP), R10
+	MOVQ c+32(FP), DX
+	MOVQ ldc+40(FP), R8
+	MOVQ accum+48(FP), R9
+	MOVQ mr+56(FP), R12
+	KMOVW mask+64(FP), K1
+	SHLQ $3, R10
+	LEAQ (R10)(R10*2), R11
+	SHLQ $3, R8
+
+	// Touch the block's rows of C, so their lines are on the way while
+	// the products run.
+	MOVQ DX, AX
+	PREFETCHT0 0(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+	ADDQ R8, AX
+	PREFETCHT0 0(AX)
+
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+	MOVQ CX, BX
+	SHRQ $2, BX
+	JZ   tail
+
+loop4:
+	DSTEP1(0, 0)
+	DSTEP1(48, 64)
+	DSTEP1(96, 128)
+	DSTEP1(144, 192)
+	ADDQ $192, SI
+	ADDQ $256, DI
+	DECQ BX
+	JNZ  loop4
+
+tail:
+	ANDQ $3, CX
+	JZ   store
+
+loop1:
+	DSTEP1(0, 0)
+	ADDQ $48, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  loop1
+
+store:
+	TESTQ R9, R9
+	JNZ   add
+
+	DPUTROW1(Z8)
+	CMPQ R12, $1
+	JLE  done
+	DPUTROW1(Z12)
+	CMPQ R12, $2
+	JLE  done
+	DPUTROW1(Z16)
+	CMPQ R12, $3
+	JLE  done
+	DPUTROW1(Z20)
+	CMPQ R12, $4
+	JLE  done
+	DPUTROW1(Z24)
+	CMPQ R12, $5
+	JLE  done
+	DPUTROW1(Z28)
+	JMP  done
+
+add:
+	DADDROW1(Z8)
+	CMPQ R12, $1
+	JLE  done
+	DADDROW1(Z12)
+	CMPQ R12, $2
+	JLE  done
+	DADDROW1(Z16)
+	CMPQ R12, $3
+	JLE  done
+	DADDROW1(Z20)
+	CMPQ R12, $4
+	JLE  done
+	DADDROW1(Z24)
+	CMPQ R12, $5
+	JLE  done
+	DADDROW1(Z28)
 
 done:
 	VZEROUPPER
