@@ -80,14 +80,23 @@ func sgemmKernel6x16(k int, a, b, c *float32, ldc int, accum int)
 // of A by nr columns of B a packed panel, nb columns of C a kernel call at
 // most), the cache blocks (kc steps of K, mc rows of A packed at once),
 // the packing of A and B and the macro-kernel over a packed block.
+//
+// With direct set, the kernels read a row-major A in place (six rows a
+// block, by broadcasts along each row) rather than packed: the packing
+// saved is a pass over A, and the rows a block reads (mc·kc values) stay
+// in L2 as the packed copy would.
 type gemmKit[T Float] struct {
 	mr, nr, nb int
 	kc, mc     int
+	direct     bool
 	packA      func(dst []T, a mat[T], mc, kc int)
 	packB      func(dst []T, b mat[T], kc, nc int)
-	macro      func(mc, nc, kc int, ap, bp []T, c mat[T], accum bool)
+	macro      func(mc, nc, kc int, a aPanels[T], bp []T, c mat[T], accum bool)
 	pool       *sync.Pool // of *gemmBufs[T]
 }
+
+// inPlace reports whether the kernels read a in place.
+func (kit *gemmKit[T]) inPlace(a mat[T]) bool { return kit.direct && a.cs == 1 }
 
 var (
 	sgemmPool = sync.Pool{New: func() any { return new(gemmBufs[float32]) }}
@@ -98,7 +107,7 @@ var (
 // (and sgemmAVX512 is set), else the AVX2 one.
 func sgemmKit() *gemmKit[float32] {
 	if sgemmAVX512 {
-		return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ,
+		return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ, direct: gemmDirectA,
 			packA: packA, packB: packB, macro: sgemmMacroZ, pool: &sgemmPool}
 	}
 	return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNR, kc: gemmKC, mc: gemmMC,
@@ -107,7 +116,7 @@ func sgemmKit() *gemmKit[float32] {
 
 // dgemmKit is the float64 GEMM, with the AVX-512 kernels (dgemmAsm).
 func dgemmKit() *gemmKit[float64] {
-	return &gemmKit[float64]{mr: gemmMR, nr: dgemmNR, nb: 4 * dgemmNR, kc: dgemmKC, mc: dgemmMC,
+	return &gemmKit[float64]{mr: gemmMR, nr: dgemmNR, nb: 4 * dgemmNR, kc: dgemmKC, mc: dgemmMC, direct: gemmDirectA,
 		packA: packAGo[float64], packB: packBGo[float64], macro: dgemmMacroZ, pool: &dgemmPool}
 }
 
@@ -223,13 +232,20 @@ func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 			}
 			i0 := (u - packs) * mcs
 			mc := min(mcs, m-i0)
-			bufs := kit.pool.Get().(*gemmBufs[T])
-			defer kit.pool.Put(bufs)
-			ap := aligned(&bufs.a, (mc+mr-1)/mr*mr*kcs)
+			var ap []T
+			if !kit.inPlace(a) {
+				bufs := kit.pool.Get().(*gemmBufs[T])
+				defer kit.pool.Put(bufs)
+				ap = aligned(&bufs.a, (mc+mr-1)/mr*mr*kcs)
+			}
 			for pc := 0; pc < k; pc += kcs {
 				kc := min(kcs, k-pc)
-				kit.packA(ap, a.at(i0, pc), mc, kc)
-				kit.macro(mc, nc, kc, ap, bp[pc*np*nr:], c.at(i0, jc), pc > 0)
+				blk := inPlaceA(a.at(i0, pc))
+				if ap != nil {
+					kit.packA(ap, a.at(i0, pc), mc, kc)
+					blk = packedA(ap, kc)
+				}
+				kit.macro(mc, nc, kc, blk, bp[pc*np*nr:], c.at(i0, jc), pc > 0)
 			}
 		})
 	}
@@ -247,12 +263,17 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 	items := (n + ncs - 1) / ncs
 	shared := kit.pool.Get().(*gemmBufs[T])
 	defer kit.pool.Put(shared)
+	direct := kit.inPlace(a)
 	for ic := 0; ic < m; ic += mcs {
 		mc := min(mcs, m-ic)
 		np := (mc + mr - 1) / mr
-		ap := aligned(&shared.a, np*mr*k)
-		groups := (np + gemmPackPanels - 1) / gemmPackPanels
-		packs := kb * groups
+		var ap []T
+		groups, packs := 0, 0
+		if !direct {
+			ap = aligned(&shared.a, np*mr*k)
+			groups = (np + gemmPackPanels - 1) / gemmPackPanels
+			packs = kb * groups
+		}
 		var packed atomic.Int64
 		gemmRun(parts, packs+items, func(u int) {
 			if u < packs { // pack panels of one K step of A
@@ -273,9 +294,12 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 			for pc := 0; pc < k; pc += kcs {
 				kc := min(kcs, k-pc)
 				kit.packB(bp, b.at(pc, j0), kc, nc)
-				blk := ap[pc*np*mr:]
 				for i0 := 0; i0 < mc; i0 += kit.mc {
-					kit.macro(min(kit.mc, mc-i0), nc, kc, blk[i0*kc:], bp, c.at(ic+i0, j0), pc > 0)
+					blk := inPlaceA(a.at(ic+i0, pc))
+					if !direct {
+						blk = packedA(ap[pc*np*mr+i0*kc:], kc)
+					}
+					kit.macro(min(kit.mc, mc-i0), nc, kc, blk, bp, c.at(ic+i0, j0), pc > 0)
 				}
 			}
 		})
@@ -338,7 +362,11 @@ func steps(n, max, unit int) int {
 
 // sgemmMacro computes the mc×nc block c from packed A and B, storing it,
 // or adding it to c when accum is set. c is in range (sgemm checked it).
-func sgemmMacro(mc, nc, kc int, ap, bp []float32, c f32Mat, accum bool) {
+func sgemmMacro(mc, nc, kc int, a aPanels[float32], bp []float32, c f32Mat, accum bool) {
+	if !a.packed {
+		panic("cpu: sgemmMacro: A must be packed for the AVX2 kernel")
+	}
+	ap := a.data[a.off:]
 	// The kernel reads whole panels through pointers.
 	_ = ap[(mc+gemmMR-1)/gemmMR*gemmMR*kc-1]
 	_ = bp[(nc+gemmNR-1)/gemmNR*gemmNR*kc-1]

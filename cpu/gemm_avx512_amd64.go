@@ -27,6 +27,10 @@ func sgemmBlocks() (kc, mc int) {
 	return gemmKC, gemmMC
 }
 
+// gemmDirectA reports whether the AVX-512 kernels read a row-major A in
+// place rather than packed (see gemmKit); a variable for the tests.
+var gemmDirectA = true
+
 // gemmNRZ is the columns of the AVX-512 kernels' widest block: four
 // packed B panels of gemmNR columns side by side.
 const gemmNRZ = 4 * gemmNR
@@ -40,36 +44,38 @@ const (
 	dgemmMC = 96
 )
 
-// A zKernel is an AVX-512 micro-kernel: the 6×(L·w) block a·b from a
-// packed A panel and w packed B panels of L columns (L values a 512-bit
-// register) bs values apart, stored to (or, when accum is not 0, added
-// to) the first mr rows of c, whose rows are ldc values apart; of the
-// last B panel's L columns only those set in mask are written.
-type zKernel[T Float] func(k int, a, b *T, bs int, c *T, ldc, accum, mr int, mask uint16)
+// A zKernel is an AVX-512 micro-kernel: the 6×(L·w) block a·b, L values
+// a 512-bit register, from six rows of A (element (i, p) at a + i·ars +
+// p·acs: a packed panel, or rows in place) and w panels of L columns of B
+// bs values apart (row p of each at b + p·bstep: packed panels), stored
+// to (or, when accum is not 0, added to) the first mr rows of c, whose
+// rows are ldc values apart; of the last B panel's L columns only those
+// set in mask are written.
+type zKernel[T Float] func(k int, a *T, ars, acs int, b *T, bs, bstep int, c *T, ldc, accum, mr int, mask uint16)
 
 //go:noescape
-func sgemmKernelZ6x64(k int, a, b *float32, bs int, c *float32, ldc, accum, mr int, mask uint16)
+func sgemmKernelZ6x64(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16)
 
 //go:noescape
-func sgemmKernelZ6x48(k int, a, b *float32, bs int, c *float32, ldc, accum, mr int, mask uint16)
+func sgemmKernelZ6x48(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16)
 
 //go:noescape
-func sgemmKernelZ6x32(k int, a, b *float32, bs int, c *float32, ldc, accum, mr int, mask uint16)
+func sgemmKernelZ6x32(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16)
 
 //go:noescape
-func sgemmKernelZ6x16(k int, a, b *float32, bs int, c *float32, ldc, accum, mr int, mask uint16)
+func sgemmKernelZ6x16(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16)
 
 //go:noescape
-func dgemmKernelZ6x32(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
+func dgemmKernelZ6x32(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16)
 
 //go:noescape
-func dgemmKernelZ6x24(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
+func dgemmKernelZ6x24(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16)
 
 //go:noescape
-func dgemmKernelZ6x16(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
+func dgemmKernelZ6x16(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16)
 
 //go:noescape
-func dgemmKernelZ6x8(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
+func dgemmKernelZ6x8(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16)
 
 // The kernels by the number of B panels less one.
 var (
@@ -78,23 +84,25 @@ var (
 )
 
 // sgemmMacroZ is sgemmMacro with the AVX-512 kernels.
-func sgemmMacroZ(mc, nc, kc int, ap, bp []float32, c f32Mat, accum bool) {
-	macroZ(&sgemmKernelsZ, gemmNR, mc, nc, kc, ap, bp, c, accum)
+func sgemmMacroZ(mc, nc, kc int, a aPanels[float32], bp []float32, c f32Mat, accum bool) {
+	macroZ(&sgemmKernelsZ, gemmNR, mc, nc, kc, a, bp, c, accum)
 }
 
 // dgemmMacroZ is the float64 macro-kernel.
-func dgemmMacroZ(mc, nc, kc int, ap, bp []float64, c mat[float64], accum bool) {
-	macroZ(&dgemmKernelsZ, dgemmNR, mc, nc, kc, ap, bp, c, accum)
+func dgemmMacroZ(mc, nc, kc int, a aPanels[float64], bp []float64, c mat[float64], accum bool) {
+	macroZ(&dgemmKernelsZ, dgemmNR, mc, nc, kc, a, bp, c, accum)
 }
 
-// macroZ computes the mc×nc block c from packed A (panels of gemmMR
-// rows) and B (panels of lanes columns), storing it, or adding it to c
-// when accum is set, in blocks of 6×(4·lanes): the edges with narrower
-// kernels and masked stores, straight into c when its rows are
-// contiguous, else through a temporary. c is in range (gemm checked it).
-func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, ap, bp []T, c mat[T], accum bool) {
+// macroZ computes the mc×nc block c from A's panels (packed, or rows in
+// place) and packed B (panels of lanes columns), storing it, or adding it
+// to c when accum is set, in blocks of 6×(4·lanes): the edges with
+// narrower kernels and masked stores, straight into c when its rows are
+// contiguous, else through a temporary. The kernels read six rows of A
+// whatever the block's height, so a last block of fewer rows in place is
+// packed first. c is in range (gemm checked it).
+func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], bp []T, c mat[T], accum bool) {
 	// The kernel reads whole panels through pointers.
-	_ = ap[(mc+gemmMR-1)/gemmMR*gemmMR*kc-1]
+	a.check(mc, kc)
 	_ = bp[(nc+lanes-1)/lanes*lanes*kc-1]
 	acc := 0
 	if accum {
@@ -102,6 +110,7 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, ap, bp []T, c 
 	}
 	bs, wide := lanes*kc, 4*lanes
 	var tile [gemmMR * gemmNRZ]T
+	var edge []T // the last, short panel of rows in place, packed
 	for jr := 0; jr < nc; jr += wide {
 		nr := min(wide, nc-jr)
 		w := (nr + lanes - 1) / lanes
@@ -111,12 +120,19 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, ap, bp []T, c 
 		bpan := &bp[jr*kc]
 		for ir := 0; ir < mc; ir += gemmMR {
 			mr := min(gemmMR, mc-ir)
-			apan := &ap[ir*kc]
+			apan, ars, acs := &a.data[a.off+ir/gemmMR*a.step], a.rs, a.cs
+			if mr < gemmMR && a.inPlace() {
+				if edge == nil {
+					edge = make([]T, gemmMR*kc)
+					packAFrom(edge, mat[T]{data: a.data, off: a.off + ir/gemmMR*a.step, rs: a.rs, cs: a.cs}, 0, mr, kc)
+				}
+				apan, ars, acs = &edge[0], 1, gemmMR
+			}
 			if c.cs == 1 {
-				kern(kc, apan, bpan, bs, &c.data[c.off+ir*c.rs+jr], c.rs, acc, mr, mask)
+				kern(kc, apan, ars, acs, bpan, bs, lanes, &c.data[c.off+ir*c.rs+jr], c.rs, acc, mr, mask)
 				continue
 			}
-			kern(kc, apan, bpan, bs, &tile[0], wide, 0, gemmMR, 0xFFFF)
+			kern(kc, apan, ars, acs, bpan, bs, lanes, &tile[0], wide, 0, gemmMR, 0xFFFF)
 			for i := range mr {
 				o := c.off + (ir+i)*c.rs + jr*c.cs
 				t := tile[i*wide : i*wide+nr]

@@ -7,10 +7,11 @@
 // (sgemmKernelZ6x64, …x48, …x32, …x16) and L = 8 for float64
 // (dgemmKernelZ6x32, …x24, …x16, …x8).
 //
-// a is a packed A panel: k steps of 6 values (one column of six rows of
-// A). b is the first of w packed B panels of L columns each (k steps of L
-// values), bs values apart: the kernel reads the w panels side by side,
-// so B is packed in panels of one register's width. The block is held in
+// a is six rows of A: element (i, p) at a + i·ars + p·acs, a packed A
+// panel (ars 1, acs 6) or rows of A in place (ars its row stride, acs 1).
+// b is the first of w B panels of L columns (one register) each, bs
+// values apart, row p of each bstep values after row p-1: packed panels
+// (bstep L), or, with bs L, rows of B in place. The block is held in
 // Z8–Z31 (row i, panel j in Z(8+4i+j)); each k step loads the w B rows
 // into Z0–Z3 and broadcasts each A value in turn into Z4 or Z5, for 6·w
 // FMAs. Then the first mr rows are stored to c (row stride ldc values),
@@ -18,107 +19,119 @@
 // the columns set in mask (K1) are: masked loads and stores, so columns
 // past the edge of C are neither read nor written.
 
-#define SSTEP4(ao, bo) \
-	VMOVUPS bo(DI), Z0 \
-	VMOVUPS bo(DI)(R10*1), Z1 \
-	VMOVUPS bo(DI)(R10*2), Z2 \
-	VMOVUPS bo(DI)(R11*1), Z3 \
-	VBROADCASTSS ao(SI), Z4 \
+#define SSTEP4 \
+	VMOVUPS (DI), Z0 \
+	VMOVUPS (DI)(R10*1), Z1 \
+	VMOVUPS (DI)(R10*2), Z2 \
+	VMOVUPS (DI)(R11*1), Z3 \
+	VBROADCASTSS (SI), Z4 \
 	VFMADD231PS Z0, Z4, Z8 \
 	VFMADD231PS Z1, Z4, Z9 \
 	VFMADD231PS Z2, Z4, Z10 \
 	VFMADD231PS Z3, Z4, Z11 \
-	VBROADCASTSS ao+4(SI), Z5 \
+	VBROADCASTSS (SI)(R13*1), Z5 \
 	VFMADD231PS Z0, Z5, Z12 \
 	VFMADD231PS Z1, Z5, Z13 \
 	VFMADD231PS Z2, Z5, Z14 \
 	VFMADD231PS Z3, Z5, Z15 \
-	VBROADCASTSS ao+8(SI), Z4 \
+	VBROADCASTSS (SI)(R13*2), Z4 \
 	VFMADD231PS Z0, Z4, Z16 \
 	VFMADD231PS Z1, Z4, Z17 \
 	VFMADD231PS Z2, Z4, Z18 \
 	VFMADD231PS Z3, Z4, Z19 \
-	VBROADCASTSS ao+12(SI), Z5 \
+	VBROADCASTSS (AX), Z5 \
 	VFMADD231PS Z0, Z5, Z20 \
 	VFMADD231PS Z1, Z5, Z21 \
 	VFMADD231PS Z2, Z5, Z22 \
 	VFMADD231PS Z3, Z5, Z23 \
-	VBROADCASTSS ao+16(SI), Z4 \
+	VBROADCASTSS (AX)(R13*1), Z4 \
 	VFMADD231PS Z0, Z4, Z24 \
 	VFMADD231PS Z1, Z4, Z25 \
 	VFMADD231PS Z2, Z4, Z26 \
 	VFMADD231PS Z3, Z4, Z27 \
-	VBROADCASTSS ao+20(SI), Z5 \
+	VBROADCASTSS (AX)(R13*2), Z5 \
 	VFMADD231PS Z0, Z5, Z28 \
 	VFMADD231PS Z1, Z5, Z29 \
 	VFMADD231PS Z2, Z5, Z30 \
-	VFMADD231PS Z3, Z5, Z31
+	VFMADD231PS Z3, Z5, Z31 \
+	ADDQ R9, SI \
+	ADDQ R9, AX \
+	ADDQ R12, DI
 
-#define SSTEP3(ao, bo) \
-	VMOVUPS bo(DI), Z0 \
-	VMOVUPS bo(DI)(R10*1), Z1 \
-	VMOVUPS bo(DI)(R10*2), Z2 \
-	VBROADCASTSS ao(SI), Z4 \
+#define SSTEP3 \
+	VMOVUPS (DI), Z0 \
+	VMOVUPS (DI)(R10*1), Z1 \
+	VMOVUPS (DI)(R10*2), Z2 \
+	VBROADCASTSS (SI), Z4 \
 	VFMADD231PS Z0, Z4, Z8 \
 	VFMADD231PS Z1, Z4, Z9 \
 	VFMADD231PS Z2, Z4, Z10 \
-	VBROADCASTSS ao+4(SI), Z5 \
+	VBROADCASTSS (SI)(R13*1), Z5 \
 	VFMADD231PS Z0, Z5, Z12 \
 	VFMADD231PS Z1, Z5, Z13 \
 	VFMADD231PS Z2, Z5, Z14 \
-	VBROADCASTSS ao+8(SI), Z4 \
+	VBROADCASTSS (SI)(R13*2), Z4 \
 	VFMADD231PS Z0, Z4, Z16 \
 	VFMADD231PS Z1, Z4, Z17 \
 	VFMADD231PS Z2, Z4, Z18 \
-	VBROADCASTSS ao+12(SI), Z5 \
+	VBROADCASTSS (AX), Z5 \
 	VFMADD231PS Z0, Z5, Z20 \
 	VFMADD231PS Z1, Z5, Z21 \
 	VFMADD231PS Z2, Z5, Z22 \
-	VBROADCASTSS ao+16(SI), Z4 \
+	VBROADCASTSS (AX)(R13*1), Z4 \
 	VFMADD231PS Z0, Z4, Z24 \
 	VFMADD231PS Z1, Z4, Z25 \
 	VFMADD231PS Z2, Z4, Z26 \
-	VBROADCASTSS ao+20(SI), Z5 \
+	VBROADCASTSS (AX)(R13*2), Z5 \
 	VFMADD231PS Z0, Z5, Z28 \
 	VFMADD231PS Z1, Z5, Z29 \
-	VFMADD231PS Z2, Z5, Z30
+	VFMADD231PS Z2, Z5, Z30 \
+	ADDQ R9, SI \
+	ADDQ R9, AX \
+	ADDQ R12, DI
 
-#define SSTEP2(ao, bo) \
-	VMOVUPS bo(DI), Z0 \
-	VMOVUPS bo(DI)(R10*1), Z1 \
-	VBROADCASTSS ao(SI), Z4 \
+#define SSTEP2 \
+	VMOVUPS (DI), Z0 \
+	VMOVUPS (DI)(R10*1), Z1 \
+	VBROADCASTSS (SI), Z4 \
 	VFMADD231PS Z0, Z4, Z8 \
 	VFMADD231PS Z1, Z4, Z9 \
-	VBROADCASTSS ao+4(SI), Z5 \
+	VBROADCASTSS (SI)(R13*1), Z5 \
 	VFMADD231PS Z0, Z5, Z12 \
 	VFMADD231PS Z1, Z5, Z13 \
-	VBROADCASTSS ao+8(SI), Z4 \
+	VBROADCASTSS (SI)(R13*2), Z4 \
 	VFMADD231PS Z0, Z4, Z16 \
 	VFMADD231PS Z1, Z4, Z17 \
-	VBROADCASTSS ao+12(SI), Z5 \
+	VBROADCASTSS (AX), Z5 \
 	VFMADD231PS Z0, Z5, Z20 \
 	VFMADD231PS Z1, Z5, Z21 \
-	VBROADCASTSS ao+16(SI), Z4 \
+	VBROADCASTSS (AX)(R13*1), Z4 \
 	VFMADD231PS Z0, Z4, Z24 \
 	VFMADD231PS Z1, Z4, Z25 \
-	VBROADCASTSS ao+20(SI), Z5 \
+	VBROADCASTSS (AX)(R13*2), Z5 \
 	VFMADD231PS Z0, Z5, Z28 \
-	VFMADD231PS Z1, Z5, Z29
+	VFMADD231PS Z1, Z5, Z29 \
+	ADDQ R9, SI \
+	ADDQ R9, AX \
+	ADDQ R12, DI
 
-#define SSTEP1(ao, bo) \
-	VMOVUPS bo(DI), Z0 \
-	VBROADCASTSS ao(SI), Z4 \
+#define SSTEP1 \
+	VMOVUPS (DI), Z0 \
+	VBROADCASTSS (SI), Z4 \
 	VFMADD231PS Z0, Z4, Z8 \
-	VBROADCASTSS ao+4(SI), Z5 \
+	VBROADCASTSS (SI)(R13*1), Z5 \
 	VFMADD231PS Z0, Z5, Z12 \
-	VBROADCASTSS ao+8(SI), Z4 \
+	VBROADCASTSS (SI)(R13*2), Z4 \
 	VFMADD231PS Z0, Z4, Z16 \
-	VBROADCASTSS ao+12(SI), Z5 \
+	VBROADCASTSS (AX), Z5 \
 	VFMADD231PS Z0, Z5, Z20 \
-	VBROADCASTSS ao+16(SI), Z4 \
+	VBROADCASTSS (AX)(R13*1), Z4 \
 	VFMADD231PS Z0, Z4, Z24 \
-	VBROADCASTSS ao+20(SI), Z5 \
-	VFMADD231PS Z0, Z5, Z28
+	VBROADCASTSS (AX)(R13*2), Z5 \
+	VFMADD231PS Z0, Z5, Z28 \
+	ADDQ R9, SI \
+	ADDQ R9, AX \
+	ADDQ R12, DI
 
 #define SPUTROW4(r0, r1, r2, r3) \
 	VMOVUPS r0, (DX) \
@@ -174,18 +187,22 @@
 	VMOVUPS r0, K1, (DX) \
 	ADDQ R8, DX
 
-// func sgemmKernelZ6x64(k int, a, b *float32, bs int, c *float32, ldc, accum, mr int, mask uint16)
-TEXT ·sgemmKernelZ6x64(SB), NOSPLIT, $0-66
+// func sgemmKernelZ6x64(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16)
+TEXT ·sgemmKernelZ6x64(SB), NOSPLIT, $0-90
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ bs+24(FP), R10
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R8
-	MOVQ accum+48(FP), R9
-	MOVQ mr+56(FP), R12
-	KMOVW mask+64(FP), K1
+	MOVQ ars+16(FP), R13
+	MOVQ acs+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ bs+40(FP), R10
+	MOVQ bstep+48(FP), R12
+	MOVQ c+56(FP), DX
+	MOVQ ldc+64(FP), R8
+	KMOVW mask+88(FP), K1
+	SHLQ $2, R13
+	SHLQ $2, R9
 	SHLQ $2, R10
+	SHLQ $2, R12
 	LEAQ (R10)(R10*2), R11
 	SHLQ $2, R8
 
@@ -222,6 +239,8 @@ TEXT ·sgemmKernelZ6x64(SB), NOSPLIT, $0-66
 	PREFETCHT0 128(AX)
 	PREFETCHT0 192(AX)
 
+	LEAQ (R13)(R13*2), AX
+	ADDQ SI, AX // rows 3 to 5 of A
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
@@ -252,12 +271,10 @@ TEXT ·sgemmKernelZ6x64(SB), NOSPLIT, $0-66
 	JZ   tail
 
 loop4:
-	SSTEP4(0, 0)
-	SSTEP4(24, 64)
-	SSTEP4(48, 128)
-	SSTEP4(72, 192)
-	ADDQ $96, SI
-	ADDQ $256, DI
+	SSTEP4
+	SSTEP4
+	SSTEP4
+	SSTEP4
 	DECQ BX
 	JNZ  loop4
 
@@ -266,13 +283,13 @@ tail:
 	JZ   store
 
 loop1:
-	SSTEP4(0, 0)
-	ADDQ $24, SI
-	ADDQ $64, DI
+	SSTEP4
 	DECQ CX
 	JNZ  loop1
 
 store:
+	MOVQ  mr+80(FP), R12
+	MOVQ  accum+72(FP), R9
 	TESTQ R9, R9
 	JNZ   add
 
@@ -316,18 +333,22 @@ done:
 	VZEROUPPER
 	RET
 
-// func sgemmKernelZ6x48(k int, a, b *float32, bs int, c *float32, ldc, accum, mr int, mask uint16)
-TEXT ·sgemmKernelZ6x48(SB), NOSPLIT, $0-66
+// func sgemmKernelZ6x48(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16)
+TEXT ·sgemmKernelZ6x48(SB), NOSPLIT, $0-90
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ bs+24(FP), R10
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R8
-	MOVQ accum+48(FP), R9
-	MOVQ mr+56(FP), R12
-	KMOVW mask+64(FP), K1
+	MOVQ ars+16(FP), R13
+	MOVQ acs+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ bs+40(FP), R10
+	MOVQ bstep+48(FP), R12
+	MOVQ c+56(FP), DX
+	MOVQ ldc+64(FP), R8
+	KMOVW mask+88(FP), K1
+	SHLQ $2, R13
+	SHLQ $2, R9
 	SHLQ $2, R10
+	SHLQ $2, R12
 	LEAQ (R10)(R10*2), R11
 	SHLQ $2, R8
 
@@ -358,6 +379,8 @@ TEXT ·sgemmKernelZ6x48(SB), NOSPLIT, $0-66
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
 
+	LEAQ (R13)(R13*2), AX
+	ADDQ SI, AX // rows 3 to 5 of A
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
@@ -388,12 +411,10 @@ TEXT ·sgemmKernelZ6x48(SB), NOSPLIT, $0-66
 	JZ   tail
 
 loop4:
-	SSTEP3(0, 0)
-	SSTEP3(24, 64)
-	SSTEP3(48, 128)
-	SSTEP3(72, 192)
-	ADDQ $96, SI
-	ADDQ $256, DI
+	SSTEP3
+	SSTEP3
+	SSTEP3
+	SSTEP3
 	DECQ BX
 	JNZ  loop4
 
@@ -402,13 +423,13 @@ tail:
 	JZ   store
 
 loop1:
-	SSTEP3(0, 0)
-	ADDQ $24, SI
-	ADDQ $64, DI
+	SSTEP3
 	DECQ CX
 	JNZ  loop1
 
 store:
+	MOVQ  mr+80(FP), R12
+	MOVQ  accum+72(FP), R9
 	TESTQ R9, R9
 	JNZ   add
 
@@ -452,18 +473,22 @@ done:
 	VZEROUPPER
 	RET
 
-// func sgemmKernelZ6x32(k int, a, b *float32, bs int, c *float32, ldc, accum, mr int, mask uint16)
-TEXT ·sgemmKernelZ6x32(SB), NOSPLIT, $0-66
+// func sgemmKernelZ6x32(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16)
+TEXT ·sgemmKernelZ6x32(SB), NOSPLIT, $0-90
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ bs+24(FP), R10
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R8
-	MOVQ accum+48(FP), R9
-	MOVQ mr+56(FP), R12
-	KMOVW mask+64(FP), K1
+	MOVQ ars+16(FP), R13
+	MOVQ acs+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ bs+40(FP), R10
+	MOVQ bstep+48(FP), R12
+	MOVQ c+56(FP), DX
+	MOVQ ldc+64(FP), R8
+	KMOVW mask+88(FP), K1
+	SHLQ $2, R13
+	SHLQ $2, R9
 	SHLQ $2, R10
+	SHLQ $2, R12
 	LEAQ (R10)(R10*2), R11
 	SHLQ $2, R8
 
@@ -488,6 +513,8 @@ TEXT ·sgemmKernelZ6x32(SB), NOSPLIT, $0-66
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
 
+	LEAQ (R13)(R13*2), AX
+	ADDQ SI, AX // rows 3 to 5 of A
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
@@ -518,12 +545,10 @@ TEXT ·sgemmKernelZ6x32(SB), NOSPLIT, $0-66
 	JZ   tail
 
 loop4:
-	SSTEP2(0, 0)
-	SSTEP2(24, 64)
-	SSTEP2(48, 128)
-	SSTEP2(72, 192)
-	ADDQ $96, SI
-	ADDQ $256, DI
+	SSTEP2
+	SSTEP2
+	SSTEP2
+	SSTEP2
 	DECQ BX
 	JNZ  loop4
 
@@ -532,13 +557,13 @@ tail:
 	JZ   store
 
 loop1:
-	SSTEP2(0, 0)
-	ADDQ $24, SI
-	ADDQ $64, DI
+	SSTEP2
 	DECQ CX
 	JNZ  loop1
 
 store:
+	MOVQ  mr+80(FP), R12
+	MOVQ  accum+72(FP), R9
 	TESTQ R9, R9
 	JNZ   add
 
@@ -582,18 +607,22 @@ done:
 	VZEROUPPER
 	RET
 
-// func sgemmKernelZ6x16(k int, a, b *float32, bs int, c *float32, ldc, accum, mr int, mask uint16)
-TEXT ·sgemmKernelZ6x16(SB), NOSPLIT, $0-66
+// func sgemmKernelZ6x16(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16)
+TEXT ·sgemmKernelZ6x16(SB), NOSPLIT, $0-90
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ bs+24(FP), R10
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R8
-	MOVQ accum+48(FP), R9
-	MOVQ mr+56(FP), R12
-	KMOVW mask+64(FP), K1
+	MOVQ ars+16(FP), R13
+	MOVQ acs+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ bs+40(FP), R10
+	MOVQ bstep+48(FP), R12
+	MOVQ c+56(FP), DX
+	MOVQ ldc+64(FP), R8
+	KMOVW mask+88(FP), K1
+	SHLQ $2, R13
+	SHLQ $2, R9
 	SHLQ $2, R10
+	SHLQ $2, R12
 	LEAQ (R10)(R10*2), R11
 	SHLQ $2, R8
 
@@ -612,6 +641,8 @@ TEXT ·sgemmKernelZ6x16(SB), NOSPLIT, $0-66
 	ADDQ R8, AX
 	PREFETCHT0 0(AX)
 
+	LEAQ (R13)(R13*2), AX
+	ADDQ SI, AX // rows 3 to 5 of A
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
@@ -642,12 +673,10 @@ TEXT ·sgemmKernelZ6x16(SB), NOSPLIT, $0-66
 	JZ   tail
 
 loop4:
-	SSTEP1(0, 0)
-	SSTEP1(24, 64)
-	SSTEP1(48, 128)
-	SSTEP1(72, 192)
-	ADDQ $96, SI
-	ADDQ $256, DI
+	SSTEP1
+	SSTEP1
+	SSTEP1
+	SSTEP1
 	DECQ BX
 	JNZ  loop4
 
@@ -656,13 +685,13 @@ tail:
 	JZ   store
 
 loop1:
-	SSTEP1(0, 0)
-	ADDQ $24, SI
-	ADDQ $64, DI
+	SSTEP1
 	DECQ CX
 	JNZ  loop1
 
 store:
+	MOVQ  mr+80(FP), R12
+	MOVQ  accum+72(FP), R9
 	TESTQ R9, R9
 	JNZ   add
 
@@ -706,107 +735,119 @@ done:
 	VZEROUPPER
 	RET
 
-#define DSTEP4(ao, bo) \
-	VMOVUPD bo(DI), Z0 \
-	VMOVUPD bo(DI)(R10*1), Z1 \
-	VMOVUPD bo(DI)(R10*2), Z2 \
-	VMOVUPD bo(DI)(R11*1), Z3 \
-	VBROADCASTSD ao(SI), Z4 \
+#define DSTEP4 \
+	VMOVUPD (DI), Z0 \
+	VMOVUPD (DI)(R10*1), Z1 \
+	VMOVUPD (DI)(R10*2), Z2 \
+	VMOVUPD (DI)(R11*1), Z3 \
+	VBROADCASTSD (SI), Z4 \
 	VFMADD231PD Z0, Z4, Z8 \
 	VFMADD231PD Z1, Z4, Z9 \
 	VFMADD231PD Z2, Z4, Z10 \
 	VFMADD231PD Z3, Z4, Z11 \
-	VBROADCASTSD ao+8(SI), Z5 \
+	VBROADCASTSD (SI)(R13*1), Z5 \
 	VFMADD231PD Z0, Z5, Z12 \
 	VFMADD231PD Z1, Z5, Z13 \
 	VFMADD231PD Z2, Z5, Z14 \
 	VFMADD231PD Z3, Z5, Z15 \
-	VBROADCASTSD ao+16(SI), Z4 \
+	VBROADCASTSD (SI)(R13*2), Z4 \
 	VFMADD231PD Z0, Z4, Z16 \
 	VFMADD231PD Z1, Z4, Z17 \
 	VFMADD231PD Z2, Z4, Z18 \
 	VFMADD231PD Z3, Z4, Z19 \
-	VBROADCASTSD ao+24(SI), Z5 \
+	VBROADCASTSD (AX), Z5 \
 	VFMADD231PD Z0, Z5, Z20 \
 	VFMADD231PD Z1, Z5, Z21 \
 	VFMADD231PD Z2, Z5, Z22 \
 	VFMADD231PD Z3, Z5, Z23 \
-	VBROADCASTSD ao+32(SI), Z4 \
+	VBROADCASTSD (AX)(R13*1), Z4 \
 	VFMADD231PD Z0, Z4, Z24 \
 	VFMADD231PD Z1, Z4, Z25 \
 	VFMADD231PD Z2, Z4, Z26 \
 	VFMADD231PD Z3, Z4, Z27 \
-	VBROADCASTSD ao+40(SI), Z5 \
+	VBROADCASTSD (AX)(R13*2), Z5 \
 	VFMADD231PD Z0, Z5, Z28 \
 	VFMADD231PD Z1, Z5, Z29 \
 	VFMADD231PD Z2, Z5, Z30 \
-	VFMADD231PD Z3, Z5, Z31
+	VFMADD231PD Z3, Z5, Z31 \
+	ADDQ R9, SI \
+	ADDQ R9, AX \
+	ADDQ R12, DI
 
-#define DSTEP3(ao, bo) \
-	VMOVUPD bo(DI), Z0 \
-	VMOVUPD bo(DI)(R10*1), Z1 \
-	VMOVUPD bo(DI)(R10*2), Z2 \
-	VBROADCASTSD ao(SI), Z4 \
+#define DSTEP3 \
+	VMOVUPD (DI), Z0 \
+	VMOVUPD (DI)(R10*1), Z1 \
+	VMOVUPD (DI)(R10*2), Z2 \
+	VBROADCASTSD (SI), Z4 \
 	VFMADD231PD Z0, Z4, Z8 \
 	VFMADD231PD Z1, Z4, Z9 \
 	VFMADD231PD Z2, Z4, Z10 \
-	VBROADCASTSD ao+8(SI), Z5 \
+	VBROADCASTSD (SI)(R13*1), Z5 \
 	VFMADD231PD Z0, Z5, Z12 \
 	VFMADD231PD Z1, Z5, Z13 \
 	VFMADD231PD Z2, Z5, Z14 \
-	VBROADCASTSD ao+16(SI), Z4 \
+	VBROADCASTSD (SI)(R13*2), Z4 \
 	VFMADD231PD Z0, Z4, Z16 \
 	VFMADD231PD Z1, Z4, Z17 \
 	VFMADD231PD Z2, Z4, Z18 \
-	VBROADCASTSD ao+24(SI), Z5 \
+	VBROADCASTSD (AX), Z5 \
 	VFMADD231PD Z0, Z5, Z20 \
 	VFMADD231PD Z1, Z5, Z21 \
 	VFMADD231PD Z2, Z5, Z22 \
-	VBROADCASTSD ao+32(SI), Z4 \
+	VBROADCASTSD (AX)(R13*1), Z4 \
 	VFMADD231PD Z0, Z4, Z24 \
 	VFMADD231PD Z1, Z4, Z25 \
 	VFMADD231PD Z2, Z4, Z26 \
-	VBROADCASTSD ao+40(SI), Z5 \
+	VBROADCASTSD (AX)(R13*2), Z5 \
 	VFMADD231PD Z0, Z5, Z28 \
 	VFMADD231PD Z1, Z5, Z29 \
-	VFMADD231PD Z2, Z5, Z30
+	VFMADD231PD Z2, Z5, Z30 \
+	ADDQ R9, SI \
+	ADDQ R9, AX \
+	ADDQ R12, DI
 
-#define DSTEP2(ao, bo) \
-	VMOVUPD bo(DI), Z0 \
-	VMOVUPD bo(DI)(R10*1), Z1 \
-	VBROADCASTSD ao(SI), Z4 \
+#define DSTEP2 \
+	VMOVUPD (DI), Z0 \
+	VMOVUPD (DI)(R10*1), Z1 \
+	VBROADCASTSD (SI), Z4 \
 	VFMADD231PD Z0, Z4, Z8 \
 	VFMADD231PD Z1, Z4, Z9 \
-	VBROADCASTSD ao+8(SI), Z5 \
+	VBROADCASTSD (SI)(R13*1), Z5 \
 	VFMADD231PD Z0, Z5, Z12 \
 	VFMADD231PD Z1, Z5, Z13 \
-	VBROADCASTSD ao+16(SI), Z4 \
+	VBROADCASTSD (SI)(R13*2), Z4 \
 	VFMADD231PD Z0, Z4, Z16 \
 	VFMADD231PD Z1, Z4, Z17 \
-	VBROADCASTSD ao+24(SI), Z5 \
+	VBROADCASTSD (AX), Z5 \
 	VFMADD231PD Z0, Z5, Z20 \
 	VFMADD231PD Z1, Z5, Z21 \
-	VBROADCASTSD ao+32(SI), Z4 \
+	VBROADCASTSD (AX)(R13*1), Z4 \
 	VFMADD231PD Z0, Z4, Z24 \
 	VFMADD231PD Z1, Z4, Z25 \
-	VBROADCASTSD ao+40(SI), Z5 \
+	VBROADCASTSD (AX)(R13*2), Z5 \
 	VFMADD231PD Z0, Z5, Z28 \
-	VFMADD231PD Z1, Z5, Z29
+	VFMADD231PD Z1, Z5, Z29 \
+	ADDQ R9, SI \
+	ADDQ R9, AX \
+	ADDQ R12, DI
 
-#define DSTEP1(ao, bo) \
-	VMOVUPD bo(DI), Z0 \
-	VBROADCASTSD ao(SI), Z4 \
+#define DSTEP1 \
+	VMOVUPD (DI), Z0 \
+	VBROADCASTSD (SI), Z4 \
 	VFMADD231PD Z0, Z4, Z8 \
-	VBROADCASTSD ao+8(SI), Z5 \
+	VBROADCASTSD (SI)(R13*1), Z5 \
 	VFMADD231PD Z0, Z5, Z12 \
-	VBROADCASTSD ao+16(SI), Z4 \
+	VBROADCASTSD (SI)(R13*2), Z4 \
 	VFMADD231PD Z0, Z4, Z16 \
-	VBROADCASTSD ao+24(SI), Z5 \
+	VBROADCASTSD (AX), Z5 \
 	VFMADD231PD Z0, Z5, Z20 \
-	VBROADCASTSD ao+32(SI), Z4 \
+	VBROADCASTSD (AX)(R13*1), Z4 \
 	VFMADD231PD Z0, Z4, Z24 \
-	VBROADCASTSD ao+40(SI), Z5 \
-	VFMADD231PD Z0, Z5, Z28
+	VBROADCASTSD (AX)(R13*2), Z5 \
+	VFMADD231PD Z0, Z5, Z28 \
+	ADDQ R9, SI \
+	ADDQ R9, AX \
+	ADDQ R12, DI
 
 #define DPUTROW4(r0, r1, r2, r3) \
 	VMOVUPD r0, (DX) \
@@ -862,18 +903,22 @@ done:
 	VMOVUPD r0, K1, (DX) \
 	ADDQ R8, DX
 
-// func dgemmKernelZ6x32(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
-TEXT ·dgemmKernelZ6x32(SB), NOSPLIT, $0-66
+// func dgemmKernelZ6x32(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16)
+TEXT ·dgemmKernelZ6x32(SB), NOSPLIT, $0-90
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ bs+24(FP), R10
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R8
-	MOVQ accum+48(FP), R9
-	MOVQ mr+56(FP), R12
-	KMOVW mask+64(FP), K1
+	MOVQ ars+16(FP), R13
+	MOVQ acs+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ bs+40(FP), R10
+	MOVQ bstep+48(FP), R12
+	MOVQ c+56(FP), DX
+	MOVQ ldc+64(FP), R8
+	KMOVW mask+88(FP), K1
+	SHLQ $3, R13
+	SHLQ $3, R9
 	SHLQ $3, R10
+	SHLQ $3, R12
 	LEAQ (R10)(R10*2), R11
 	SHLQ $3, R8
 
@@ -910,6 +955,8 @@ TEXT ·dgemmKernelZ6x32(SB), NOSPLIT, $0-66
 	PREFETCHT0 128(AX)
 	PREFETCHT0 192(AX)
 
+	LEAQ (R13)(R13*2), AX
+	ADDQ SI, AX // rows 3 to 5 of A
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
@@ -940,12 +987,10 @@ TEXT ·dgemmKernelZ6x32(SB), NOSPLIT, $0-66
 	JZ   tail
 
 loop4:
-	DSTEP4(0, 0)
-	DSTEP4(48, 64)
-	DSTEP4(96, 128)
-	DSTEP4(144, 192)
-	ADDQ $192, SI
-	ADDQ $256, DI
+	DSTEP4
+	DSTEP4
+	DSTEP4
+	DSTEP4
 	DECQ BX
 	JNZ  loop4
 
@@ -954,13 +999,13 @@ tail:
 	JZ   store
 
 loop1:
-	DSTEP4(0, 0)
-	ADDQ $48, SI
-	ADDQ $64, DI
+	DSTEP4
 	DECQ CX
 	JNZ  loop1
 
 store:
+	MOVQ  mr+80(FP), R12
+	MOVQ  accum+72(FP), R9
 	TESTQ R9, R9
 	JNZ   add
 
@@ -1004,18 +1049,22 @@ done:
 	VZEROUPPER
 	RET
 
-// func dgemmKernelZ6x24(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
-TEXT ·dgemmKernelZ6x24(SB), NOSPLIT, $0-66
+// func dgemmKernelZ6x24(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16)
+TEXT ·dgemmKernelZ6x24(SB), NOSPLIT, $0-90
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ bs+24(FP), R10
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R8
-	MOVQ accum+48(FP), R9
-	MOVQ mr+56(FP), R12
-	KMOVW mask+64(FP), K1
+	MOVQ ars+16(FP), R13
+	MOVQ acs+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ bs+40(FP), R10
+	MOVQ bstep+48(FP), R12
+	MOVQ c+56(FP), DX
+	MOVQ ldc+64(FP), R8
+	KMOVW mask+88(FP), K1
+	SHLQ $3, R13
+	SHLQ $3, R9
 	SHLQ $3, R10
+	SHLQ $3, R12
 	LEAQ (R10)(R10*2), R11
 	SHLQ $3, R8
 
@@ -1046,6 +1095,8 @@ TEXT ·dgemmKernelZ6x24(SB), NOSPLIT, $0-66
 	PREFETCHT0 64(AX)
 	PREFETCHT0 128(AX)
 
+	LEAQ (R13)(R13*2), AX
+	ADDQ SI, AX // rows 3 to 5 of A
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
@@ -1076,12 +1127,10 @@ TEXT ·dgemmKernelZ6x24(SB), NOSPLIT, $0-66
 	JZ   tail
 
 loop4:
-	DSTEP3(0, 0)
-	DSTEP3(48, 64)
-	DSTEP3(96, 128)
-	DSTEP3(144, 192)
-	ADDQ $192, SI
-	ADDQ $256, DI
+	DSTEP3
+	DSTEP3
+	DSTEP3
+	DSTEP3
 	DECQ BX
 	JNZ  loop4
 
@@ -1090,13 +1139,13 @@ tail:
 	JZ   store
 
 loop1:
-	DSTEP3(0, 0)
-	ADDQ $48, SI
-	ADDQ $64, DI
+	DSTEP3
 	DECQ CX
 	JNZ  loop1
 
 store:
+	MOVQ  mr+80(FP), R12
+	MOVQ  accum+72(FP), R9
 	TESTQ R9, R9
 	JNZ   add
 
@@ -1140,18 +1189,22 @@ done:
 	VZEROUPPER
 	RET
 
-// func dgemmKernelZ6x16(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
-TEXT ·dgemmKernelZ6x16(SB), NOSPLIT, $0-66
+// func dgemmKernelZ6x16(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16)
+TEXT ·dgemmKernelZ6x16(SB), NOSPLIT, $0-90
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ bs+24(FP), R10
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R8
-	MOVQ accum+48(FP), R9
-	MOVQ mr+56(FP), R12
-	KMOVW mask+64(FP), K1
+	MOVQ ars+16(FP), R13
+	MOVQ acs+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ bs+40(FP), R10
+	MOVQ bstep+48(FP), R12
+	MOVQ c+56(FP), DX
+	MOVQ ldc+64(FP), R8
+	KMOVW mask+88(FP), K1
+	SHLQ $3, R13
+	SHLQ $3, R9
 	SHLQ $3, R10
+	SHLQ $3, R12
 	LEAQ (R10)(R10*2), R11
 	SHLQ $3, R8
 
@@ -1176,6 +1229,8 @@ TEXT ·dgemmKernelZ6x16(SB), NOSPLIT, $0-66
 	PREFETCHT0 0(AX)
 	PREFETCHT0 64(AX)
 
+	LEAQ (R13)(R13*2), AX
+	ADDQ SI, AX // rows 3 to 5 of A
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
@@ -1206,12 +1261,10 @@ TEXT ·dgemmKernelZ6x16(SB), NOSPLIT, $0-66
 	JZ   tail
 
 loop4:
-	DSTEP2(0, 0)
-	DSTEP2(48, 64)
-	DSTEP2(96, 128)
-	DSTEP2(144, 192)
-	ADDQ $192, SI
-	ADDQ $256, DI
+	DSTEP2
+	DSTEP2
+	DSTEP2
+	DSTEP2
 	DECQ BX
 	JNZ  loop4
 
@@ -1220,13 +1273,13 @@ tail:
 	JZ   store
 
 loop1:
-	DSTEP2(0, 0)
-	ADDQ $48, SI
-	ADDQ $64, DI
+	DSTEP2
 	DECQ CX
 	JNZ  loop1
 
 store:
+	MOVQ  mr+80(FP), R12
+	MOVQ  accum+72(FP), R9
 	TESTQ R9, R9
 	JNZ   add
 
@@ -1270,18 +1323,22 @@ done:
 	VZEROUPPER
 	RET
 
-// func dgemmKernelZ6x8(k int, a, b *float64, bs int, c *float64, ldc, accum, mr int, mask uint16)
-TEXT ·dgemmKernelZ6x8(SB), NOSPLIT, $0-66
+// func dgemmKernelZ6x8(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16)
+TEXT ·dgemmKernelZ6x8(SB), NOSPLIT, $0-90
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DI
-	MOVQ bs+24(FP), R10
-	MOVQ c+32(FP), DX
-	MOVQ ldc+40(FP), R8
-	MOVQ accum+48(FP), R9
-	MOVQ mr+56(FP), R12
-	KMOVW mask+64(FP), K1
+	MOVQ ars+16(FP), R13
+	MOVQ acs+24(FP), R9
+	MOVQ b+32(FP), DI
+	MOVQ bs+40(FP), R10
+	MOVQ bstep+48(FP), R12
+	MOVQ c+56(FP), DX
+	MOVQ ldc+64(FP), R8
+	KMOVW mask+88(FP), K1
+	SHLQ $3, R13
+	SHLQ $3, R9
 	SHLQ $3, R10
+	SHLQ $3, R12
 	LEAQ (R10)(R10*2), R11
 	SHLQ $3, R8
 
@@ -1300,6 +1357,8 @@ TEXT ·dgemmKernelZ6x8(SB), NOSPLIT, $0-66
 	ADDQ R8, AX
 	PREFETCHT0 0(AX)
 
+	LEAQ (R13)(R13*2), AX
+	ADDQ SI, AX // rows 3 to 5 of A
 	VPXORD Z8, Z8, Z8
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
@@ -1330,12 +1389,10 @@ TEXT ·dgemmKernelZ6x8(SB), NOSPLIT, $0-66
 	JZ   tail
 
 loop4:
-	DSTEP1(0, 0)
-	DSTEP1(48, 64)
-	DSTEP1(96, 128)
-	DSTEP1(144, 192)
-	ADDQ $192, SI
-	ADDQ $256, DI
+	DSTEP1
+	DSTEP1
+	DSTEP1
+	DSTEP1
 	DECQ BX
 	JNZ  loop4
 
@@ -1344,13 +1401,13 @@ tail:
 	JZ   store
 
 loop1:
-	DSTEP1(0, 0)
-	ADDQ $48, SI
-	ADDQ $64, DI
+	DSTEP1
 	DECQ CX
 	JNZ  loop1
 
 store:
+	MOVQ  mr+80(FP), R12
+	MOVQ  accum+72(FP), R9
 	TESTQ R9, R9
 	JNZ   add
 

@@ -9,50 +9,58 @@ import (
 	"time"
 )
 
+// envInts reads a comma-separated list of ints from the environment
+// variable name, or returns def when it is unset.
+func envInts(name string, def int) []int {
+	s := os.Getenv(name)
+	if s == "" {
+		return []int{def}
+	}
+	var vs []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			panic(fmt.Sprintf("%s: %v", name, err))
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
+
 // BenchmarkSgemmEfficiency times sgemm on one goroutine against the
-// 512-bit FMA loop, interleaved and taking the fastest of many short
-// runs of each, so that the ratio holds on a loaded machine.
+// 512-bit FMA loop, interleaved, taking the fastest of the b.N runs of
+// each, so that the ratio (%peak) holds on a loaded machine. GEMM_N
+// lists the sizes (none: the benchmark does nothing), GEMM_THREADS the
+// goroutines (1), GEMM_KC and GEMM_MC the AVX-512 kernels' cache blocks.
 func BenchmarkSgemmEfficiency(b *testing.B) {
-	kcs, mcs := []int{gemmKCZ}, []int{gemmMCZ}
-	if s := os.Getenv("GEMM_KC"); s != "" {
-		kcs = nil
-		for _, f := range strings.Split(s, ",") {
-			v, _ := strconv.Atoi(f)
-			kcs = append(kcs, v)
+	threads := envInts("GEMM_THREADS", 1)[0]
+	for _, n := range envInts("GEMM_N", 0) {
+		if n == 0 {
+			continue
 		}
-	}
-	if s := os.Getenv("GEMM_MC"); s != "" {
-		mcs = nil
-		for _, f := range strings.Split(s, ",") {
-			v, _ := strconv.Atoi(f)
-			mcs = append(mcs, v)
-		}
-	}
-	for _, n := range []int{100, 256, 512, 1024} {
-		for _, cfg := range [][3]int{{0, 0, 0}} {
-			_ = cfg
-		}
-		for _, kc := range kcs {
-			for _, mc := range mcs {
-				for _, avx512 := range []bool{false, true} {
-					b.Run(fmt.Sprintf("n=%d/kc=%d/mc=%d/avx512=%v", n, kc, mc, avx512), func(b *testing.B) {
-						defer func(on bool, kc, mc int) { sgemmAVX512, gemmKCZ, gemmMCZ = on, kc, mc }(sgemmAVX512, gemmKCZ, gemmMCZ)
-						sgemmAVX512, gemmKCZ, gemmMCZ = avx512, kc, mc
+		for _, kc := range envInts("GEMM_KC", gemmKCZ) {
+			for _, mc := range envInts("GEMM_MC", gemmMCZ) {
+				for _, cfg := range []struct{ avx512, direct bool }{{false, false}, {true, false}, {true, true}} {
+					name := fmt.Sprintf("n=%d/kc=%d/mc=%d/avx512=%v/direct=%v", n, kc, mc, cfg.avx512, cfg.direct)
+					b.Run(name, func(b *testing.B) {
+						defer func(on, direct bool, kc, mc int) {
+							sgemmAVX512, gemmDirectA, gemmKCZ, gemmMCZ = on, direct, kc, mc
+						}(sgemmAVX512, gemmDirectA, gemmKCZ, gemmMCZ)
+						sgemmAVX512, gemmDirectA, gemmKCZ, gemmMCZ = cfg.avx512 && cpuAVX512, cfg.direct, kc, mc
 						r := newRand(1)
 						a, bm, c := gemmMat(r, n, n, gRow, false), gemmMat(r, n, n, gRow, false), gemmMat(r, n, n, gRow, false)
 						flops := 2 * float64(n) * float64(n) * float64(n)
-						iters := int(flops / (12 * 16 * 2))
+						iters := int(flops / (12 * 16 * 2) / float64(threads))
 						best, bestPeak := time.Hour, time.Hour
 						for b.Loop() {
 							t0 := time.Now()
-							fmaLoopZ(iters)
+							FMAPeak(threads, iters)
 							bestPeak = min(bestPeak, time.Since(t0))
 							t0 = time.Now()
-							sgemm(n, n, n, a, bm, c, 1)
+							sgemm(n, n, n, a, bm, c, threads)
 							best = min(best, time.Since(t0))
 						}
 						b.ReportMetric(flops/best.Seconds()/1e9, "GFLOP/s")
-						b.ReportMetric(flops/bestPeak.Seconds()/1e9, "peak")
 						b.ReportMetric(100*bestPeak.Seconds()/best.Seconds(), "%peak")
 					})
 				}

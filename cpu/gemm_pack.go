@@ -32,6 +32,38 @@ func (v mat[T]) at(i, j int) mat[T] {
 	return v
 }
 
+// aPanels are the rows of A that a macro-kernel reads, in panels of
+// gemmMR rows: panel q at data[off + q·step], its element (i, p) i·rs +
+// p·cs further. Packed A (packedA) has step gemmMR·kc, rs 1 and cs gemmMR;
+// A read in place (inPlaceA) the strides of the matrix.
+type aPanels[T Float] struct {
+	data              []T
+	off, step, rs, cs int
+	packed            bool
+}
+
+// packedA is the block of A that packA wrote to ap, kc steps of K.
+func packedA[T Float](ap []T, kc int) aPanels[T] {
+	return aPanels[T]{data: ap, step: gemmMR * kc, rs: 1, cs: gemmMR, packed: true}
+}
+
+// inPlaceA is the block of a read where it lies.
+func inPlaceA[T Float](a mat[T]) aPanels[T] {
+	return aPanels[T]{data: a.data, off: a.off, step: gemmMR * a.rs, rs: a.rs, cs: a.cs}
+}
+
+// inPlace reports whether the panels are A's own rows, not a packed copy.
+func (a aPanels[T]) inPlace() bool { return !a.packed }
+
+// check panics unless the panels of an mc×kc block that the kernels read
+// whole are in range: every packed panel; for A in place, which gemm has
+// checked, nothing (a last panel of fewer than gemmMR rows is packed).
+func (a aPanels[T]) check(mc, kc int) {
+	if a.packed {
+		_ = a.data[a.off+(mc+gemmMR-1)/gemmMR*a.step-1]
+	}
+}
+
 // packA6 packs six rows of A, each kc contiguous floats rs apart from
 // src, into dst as kc groups of six.
 //
