@@ -92,7 +92,8 @@ type gemmKit[T Float] struct {
 	packA      func(dst []T, a mat[T], mc, kc int)
 	packB      func(dst []T, b mat[T], kc, nc int)
 	macro      func(mc, nc, kc int, a aPanels[T], bp []T, c mat[T], accum bool)
-	pool       *sync.Pool // of *gemmBufs[T]
+	gemv       func(m, k int, a, b, c mat[T]) bool // products with one column, when it takes them; or nil
+	pool       *sync.Pool                          // of *gemmBufs[T]
 }
 
 // inPlace reports whether the kernels read a in place.
@@ -108,7 +109,7 @@ var (
 func sgemmKit() *gemmKit[float32] {
 	if sgemmAVX512 {
 		return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ, direct: gemmDirectA,
-			packA: packA, packB: packB, macro: sgemmMacroZ, pool: &sgemmPool}
+			packA: packA, packB: packB, macro: sgemmMacroZ, gemv: sgemv, pool: &sgemmPool}
 	}
 	return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNR, kc: gemmKC, mc: gemmMC,
 		packA: packA, packB: packB, macro: sgemmMacro, pool: &sgemmPool}
@@ -177,6 +178,14 @@ func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
 	if m*n*k <= gemmSmallWork {
 		gemmSmall(m, n, k, a, b, c)
 		return
+	}
+	if m == 1 && c.cs == 1 { // a row: cᵀ = bᵀ·aᵀ is a column
+		m, n, a, b, c = n, m, b.t(), a.t(), c.t()
+	}
+	if n == 1 {
+		if kit.gemv != nil && kit.gemv(m, k, a, b, c) {
+			return
+		}
 	}
 	// The kernels read and write through pointers, and the goroutines
 	// must not panic: bounds first.

@@ -68,3 +68,36 @@ func BenchmarkSgemmEfficiency(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGemmShapes times sgemm on the small and skinny products of the
+// training workloads (the char-RNN's hidden 100, the MLP's backward
+// products with a transposed operand), the fastest of the b.N runs.
+func BenchmarkGemmShapes(b *testing.B) {
+	for _, s := range []struct {
+		m, n, k int
+		ak, bk  string
+	}{
+		{100, 100, 100, gRow, gRow}, {1, 100, 100, gRow, gRow}, {100, 1, 100, gRow, gRow},
+		{25, 100, 100, gRow, gCol}, {100, 65, 25, gCol, gRow},
+		{256, 512, 784, gRow, gCol}, {512, 784, 256, gCol, gRow}, {256, 784, 512, gRow, gRow},
+		{256, 10, 512, gRow, gCol}, {10, 512, 256, gCol, gRow},
+	} {
+		b.Run(fmt.Sprintf("%dx%dx%d/a=%s/b=%s", s.m, s.n, s.k, s.ak, s.bk), func(b *testing.B) {
+			r := newRand(1)
+			a, bm, c := gemmMat(r, s.m, s.k, s.ak, false), gemmMat(r, s.k, s.n, s.bk, false), gemmMat(r, s.m, s.n, gRow, false)
+			flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
+			parts := 1
+			if s.m*s.n*s.k >= gemmParallelWork {
+				parts = 2
+			}
+			best := time.Hour
+			for b.Loop() {
+				t0 := time.Now()
+				sgemm(s.m, s.n, s.k, a, bm, c, parts)
+				best = min(best, time.Since(t0))
+			}
+			b.ReportMetric(flops/best.Seconds()/1e9, "GFLOP/s")
+			b.ReportMetric(best.Seconds()*1e6, "µs-min")
+		})
+	}
+}
