@@ -66,29 +66,6 @@ func TestDgemmNaNInf(t *testing.T) {
 // through gonum, broadcast and strided operands included.
 func TestDgemmMatchesGonum(t *testing.T) {
 	skipNoDgemm(t)
-	defer func() { dgemmAsm = true }()
-	r := newRand(23)
-	kinds := []string{mRow, mCol, mBMid, mStep, mBcast, mBStep}
-	for i, s := range [][4]int{{1, 64, 64, 64}, {3, 17, 33, 65}, {2, 130, 9, 257}, {40, 9, 10, 11}, {4, 100, 70, 300}} {
-		for j, ak := range kinds {
-			nb, m, n, k := s[0], s[1], s[2], s[3]
-			bk, dk := kinds[(i+j+1)%6], kinds[(i+2*j)%4]
-			al, an := matLayout(r, nb, m, k, ak)
-			bl, bn := matLayout(r, nb, k, n, bk)
-			dl, _ := matLayout(r, nb, m, n, dk)
-			a, bm := make([]float64, an), make([]float64, bn)
-			randFill(r, a)
-			randFill(r, bm)
-			got, want := newOut[float64](dl), newOut[float64](dl)
-			MatMul(got, dl, a, al, bm, bl)
-			dgemmAsm = false
-			MatMul(want, dl, a, al, bm, bl)
-			dgemmAsm = true
-			for e := range got {
-				if d := math.Abs(got[e] - want[e]); !(d <= 1e-13*math.Sqrt(float64(k))*math.Max(1, math.Abs(want[e]))) {
-					t.Fatalf("b%d m%d n%d k%d a:%s b:%s d:%s: element %d = %v, gonum %v", nb, m, n, k, ak, bk, dk, e, got[e], want[e])
-				}
-			}
-		}
-	}
+	matchesGonum[float64](t, newRand(23), &dgemmAsm, 1e-13,
+		[][4]int{{1, 64, 64, 64}, {3, 17, 33, 65}, {2, 130, 9, 257}, {40, 9, 10, 11}, {4, 100, 70, 300}})
 }

@@ -395,18 +395,24 @@ func sgemmMacro(mc, nc, kc int, a aPanels[float32], bp []float32, c f32Mat, accu
 				continue
 			}
 			sgemmKernel6x16(kc, apan, bpan, &tile[0], gemmNR, 0)
-			for i := range mr {
-				o := c.off + (ir+i)*c.rs + jr*c.cs
-				t := tile[i*gemmNR : i*gemmNR+nr]
-				if accum {
-					for j, v := range t {
-						c.data[o+j*c.cs] += v
-					}
-				} else {
-					for j, v := range t {
-						c.data[o+j*c.cs] = v
-					}
-				}
+			storeTile(c.at(ir, jr), tile[:], gemmNR, mr, nr, accum)
+		}
+	}
+}
+
+// storeTile writes the mr×nr block at the start of tile, whose rows are
+// ld values apart, to c, or adds it to c when accum is set.
+func storeTile[T Float](c mat[T], tile []T, ld, mr, nr int, accum bool) {
+	for i := range mr {
+		o := c.off + i*c.rs
+		t := tile[i*ld : i*ld+nr]
+		if accum {
+			for j, v := range t {
+				c.data[o+j*c.cs] += v
+			}
+		} else {
+			for j, v := range t {
+				c.data[o+j*c.cs] = v
 			}
 		}
 	}

@@ -223,34 +223,44 @@ func TestGemmRun(t *testing.T) {
 // and through gonum and compares the two.
 func TestSgemmMatchesGonum(t *testing.T) {
 	eachSgemmKernel(t, func(t *testing.T) {
-		r := newRand(12)
-		kinds := []string{mRow, mCol, mBMid, mStep, mBcast, mBStep}
-		for i, s := range [][4]int{
+		matchesGonum[float32](t, newRand(12), &sgemmAsm, 2e-5, [][4]int{
 			{1, 64, 64, 64}, {1, 130, 129, 257}, {3, 17, 33, 65}, {2, 256, 255, 7},
 			{96, 9, 10, 11}, {1, 1, 300, 40}, {1, 300, 1, 40}, {4, 100, 70, 300},
-		} {
-			for j, ak := range kinds {
-				nb, m, n, k := s[0], s[1], s[2], s[3]
-				bk, dk := kinds[(i+j+1)%6], kinds[(i+2*j)%4]
-				al, an := matLayout(r, nb, m, k, ak)
-				bl, bn := matLayout(r, nb, k, n, bk)
-				dl, _ := matLayout(r, nb, m, n, dk)
-				a, bm := make([]float32, an), make([]float32, bn)
-				randFill(r, a)
-				randFill(r, bm)
-				got, want := newOut[float32](dl), newOut[float32](dl)
-				MatMul(got, dl, a, al, bm, bl)
-				sgemmAsm = false
-				MatMul(want, dl, a, al, bm, bl)
-				sgemmAsm = true
-				for e := range got {
-					if d := math.Abs(float64(got[e] - want[e])); !(d <= 2e-5*math.Sqrt(float64(k))*math.Max(1, math.Abs(float64(want[e])))) {
-						t.Fatalf("b%d m%d n%d k%d a:%s b:%s d:%s: element %d = %v, gonum %v", nb, m, n, k, ak, bk, dk, e, got[e], want[e])
-					}
+		})
+	})
+}
+
+// matchesGonum runs batched MatMul on T with the package's GEMM and, with
+// *on cleared, through gonum, over the shapes (batches, m, n, k) and
+// every operand layout (broadcast and strided batches included), and
+// fails unless the two agree to tol·√k relative.
+func matchesGonum[T Float](t *testing.T, r *rand.Rand, on *bool, tol float64, shapes [][4]int) {
+	t.Helper()
+	defer func(v bool) { *on = v }(*on)
+	kinds := []string{mRow, mCol, mBMid, mStep, mBcast, mBStep}
+	for i, s := range shapes {
+		for j, ak := range kinds {
+			nb, m, n, k := s[0], s[1], s[2], s[3]
+			bk, dk := kinds[(i+j+1)%6], kinds[(i+2*j)%4]
+			al, an := matLayout(r, nb, m, k, ak)
+			bl, bn := matLayout(r, nb, k, n, bk)
+			dl, _ := matLayout(r, nb, m, n, dk)
+			a, bm := make([]T, an), make([]T, bn)
+			randFill(r, a)
+			randFill(r, bm)
+			got, want := newOut[T](dl), newOut[T](dl)
+			*on = true
+			MatMul(got, dl, a, al, bm, bl)
+			*on = false
+			MatMul(want, dl, a, al, bm, bl)
+			for e := range got {
+				g, w := float64(got[e]), float64(want[e])
+				if d := math.Abs(g - w); !(d <= tol*math.Sqrt(float64(k))*math.Max(1, math.Abs(w))) {
+					t.Fatalf("b%d m%d n%d k%d a:%s b:%s d:%s: element %d = %v, gonum %v", nb, m, n, k, ak, bk, dk, e, g, w)
 				}
 			}
 		}
-	})
+	}
 }
 
 // TestSgemmNaNInf checks that a NaN or an Inf in an operand reaches the

@@ -2,6 +2,8 @@
 
 package cpu
 
+//go:generate python3 ../tools/asmgen/gemm_avx512.py gemm_avx512_amd64.s
+
 import xcpu "golang.org/x/sys/cpu"
 
 // sgemmAVX512 reports whether sgemm's blocks go through the AVX-512
@@ -133,19 +135,7 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 				continue
 			}
 			kern(kc, apan, ars, acs, bpan, bs, lanes, &tile[0], wide, 0, gemmMR, 0xFFFF)
-			for i := range mr {
-				o := c.off + (ir+i)*c.rs + jr*c.cs
-				t := tile[i*wide : i*wide+nr]
-				if accum {
-					for j, v := range t {
-						c.data[o+j*c.cs] += v
-					}
-				} else {
-					for j, v := range t {
-						c.data[o+j*c.cs] = v
-					}
-				}
-			}
+			storeTile(c.at(ir, jr), tile[:], wide, mr, nr, accum)
 		}
 	}
 }

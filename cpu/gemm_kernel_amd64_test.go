@@ -6,6 +6,11 @@ import (
 	"time"
 )
 
+// BenchmarkKernelZProbe times the 6×64 AVX-512 kernel alone on panels
+// that stay in cache (one A panel, or sixteen walked in turn against one
+// B panel, as the macro-kernel does) against the 512-bit FMA loop, the
+// fastest of the b.N runs of each: the kernel's share of the peak
+// (%peak), apart from packing and memory.
 func BenchmarkKernelZProbe(b *testing.B) {
 	for _, kc := range []int{64, 128, 256, 512} {
 		for _, panels := range []int{1, 16} {
