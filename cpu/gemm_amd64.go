@@ -10,24 +10,37 @@ import (
 	xcpu "golang.org/x/sys/cpu"
 )
 
-// The float32 GEMM for amd64 with AVX2 and FMA, in the Goto/BLIS
-// structure. K is taken in steps of at most gemmKC; for each, a kc×nc
-// block of B is packed into panels of gemmNR columns (packB) and an mc×kc
-// block of A into panels of gemmMR rows (packA), and every MR×NR block of
-// C is computed by the assembly micro-kernel from one A panel and one B
-// panel (sgemmKernel6x16), stored on the first K step and added on the
-// others. A B panel (kc·NR floats, 16 KiB) stays in L1 while the kernel
-// walks the A panels of the block (mc·kc floats, up to 192 KiB, L2).
-// Blocks on the right and bottom edges are packed with zeros and computed
-// into a temporary whose valid part is then written out, which also
-// serves a C whose columns are not contiguous. Every product is computed,
-// so a NaN or an Inf in an operand reaches every element of C it
-// contributes to (0·Inf is NaN).
+// The GEMM for amd64, in the Goto/BLIS structure: float32 with AVX2 and
+// FMA or AVX-512, float64 with AVX-512 (gemmKit holds what differs). K is
+// taken in steps of at most kc; for each, a kc×nc block of B is packed
+// into panels of one register's width of columns (packB: 16 float32 or 8
+// float64 values) and an mc×kc block of A into panels of gemmMR rows
+// (packA), unless the AVX-512 kernels read a row-major A in place; every
+// block of C is computed by an assembly micro-kernel, stored on the first
+// K step and added on the others.
+//
+// The AVX2 kernel computes 6×16 from one A and one B panel
+// (sgemmKernel6x16, kc 256, mc 192: a B panel of 16 KiB stays in L1 while
+// the kernel walks the A panels of the block, 192 KiB, in L2). The
+// AVX-512 kernels compute 6×64 (float32) or 6×32 (float64) from four B
+// panels read side by side, the shape of BLIS's 6×64 kernels for Zen 4
+// and 5: 24 accumulators of the 32 registers, and per K step 4 loads and
+// 6 broadcasts for 24 FMAs, under the two loads a cycle these cores
+// sustain; kc 256 and mc 192 (float32; 96 for float64) keep a B
+// micro-panel (64 KiB) in L2 next to the A block, where it streams at a
+// fraction of L2's bandwidth. On a Zen 5 core a 512-bit FMA does twice
+// the work of a 256-bit one (bench's fma_peak measures it). Blocks on the
+// right edge use narrower kernels with masked loads and stores; the
+// AVX2 path computes edge blocks into a temporary whose valid part is
+// then written out, which also serves a C whose columns are not
+// contiguous. Every product is computed, so a NaN or an Inf in an operand
+// reaches every element of C it contributes to (0·Inf is NaN). Products
+// with one row or column go to dot and axpy kernels (sgemv).
 //
 // One operand is shared: with more rows than columns, B is packed whole
-// (every K step, up to gemmShared floats at once, else in column blocks)
+// (every K step, up to gemmShared values at once, else in column blocks)
 // and C is cut into blocks of rows, each of which packs its own rows of
-// A; with more columns, the other way round (sgemmRows, sgemmCols).
+// A; with more columns, the other way round (gemmRows, gemmCols).
 // Packing the shared operand in parts and computing the blocks are the
 // units that goroutines take in turn (gemmRun), so a core that is slow to
 // wake up costs nothing but its share.
