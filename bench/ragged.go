@@ -26,6 +26,7 @@ var (
 		Name: "lstm_padded_step", Family: "LSTM step, lengths varying 4×", Unit: StepsPS,
 		Sizes: []Size{raggedSize(32, 64, 32, 128)},
 		Quick: []Size{raggedSize(8, 16, 8, 16)},
+		Peers: []string{"torch"},
 		Doc: "lstm_padded_step: one SGD step of nn.LSTM on sequences padded to the longest (lengths spread evenly over longest/4…longest), " +
 			"a linear read-out and the squared error masked to the real steps; compare with lstm_ragged_step",
 		Work:  oneStep,
@@ -35,6 +36,7 @@ var (
 		Name: "lstm_ragged_step", Family: "LSTM step, lengths varying 4×", Unit: StepsPS,
 		Sizes: []Size{raggedSize(32, 64, 32, 128)},
 		Quick: []Size{raggedSize(8, 16, 8, 16)},
+		Peers: []string{"torch"},
 		Doc: "lstm_ragged_step: lstm_padded_step's model, batch and loss with the sequences packed (nn.PackSequence inside the step, " +
 			"LSTM.ForwardPacked): no padded copy, no computation past a sequence's end",
 		Work:  oneStep,
