@@ -26,9 +26,12 @@ import (
 // panels read side by side, the shape of BLIS's 6×64 kernels for Zen 4
 // and 5: 24 accumulators of the 32 registers, and per K step 4 loads and
 // 6 broadcasts for 24 FMAs, under the two loads a cycle these cores
-// sustain; kc 256 and mc 192 (float32; 96 for float64) keep a B
-// micro-panel (64 KiB) in L2 next to the A block, where it streams at a
-// fraction of L2's bandwidth. On a Zen 5 core a 512-bit FMA does twice
+// sustain. Float32 takes kc 512 and mc 192, BLIS's blocking for its
+// 6×64 kernel: a B micro-panel (128 KiB) and the A block (384 KiB) both
+// stay in the 1 MiB L2, the B panel streaming to the kernel at a fraction
+// of L2's bandwidth, and a K of up to 512 is one step, so C is stored
+// once (measured against kc 256: 94.7% of the FMA peak on one core at
+// n = 1024, from 87.7%). Float64 takes kc 256 and mc 96. On a Zen 5 core a 512-bit FMA does twice
 // the work of a 256-bit one (bench's fma_peak measures it). Blocks on the
 // right edge use narrower kernels with masked loads and stores; the
 // AVX2 path computes edge blocks into a temporary whose valid part is

@@ -18,7 +18,7 @@ var cpuAVX512 = xcpu.X86.HasAVX512F && xcpu.X86.HasAVX512VL && xcpu.X86.HasAVX51
 
 // gemmKCZ and gemmMCZ are the K step and the rows of A packed at once
 // for the AVX-512 kernels; variables for the benchmarks.
-var gemmKCZ, gemmMCZ = 256, 192
+var gemmKCZ, gemmMCZ = 512, 192
 
 // sgemmBlocks returns the K step and the most rows of A packed at once
 // for the kernels in use.
