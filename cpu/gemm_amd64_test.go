@@ -324,3 +324,20 @@ func TestSgemmBounds(t *testing.T) {
 	}()
 	sgemm(12, 32, 8, a, b, c, 1)
 }
+
+// TestUnitSize checks that the blocks cut n evenly for the goroutines:
+// a multiple of unit, covering n in a number of blocks that is a
+// multiple of parts (the last one possibly short), none past most.
+func TestUnitSize(t *testing.T) {
+	for _, c := range [][4]int{{2048, 2, 192, 6}, {1024, 2, 192, 6}, {1000, 3, 192, 6}, {100, 2, 192, 6}, {4096, 2, 4096, 64}, {700, 1, 192, 6}} {
+		n, parts, most, unit := c[0], c[1], c[2], c[3]
+		s := unitSize(n, parts, most, unit)
+		blocks := (n + s - 1) / s
+		if s%unit != 0 || s > most+unit || (parts > 1 && n >= parts*unit*gemmUnitsPerWorker && blocks%parts != 0) {
+			t.Errorf("unitSize(%d, %d, %d, %d) = %d: %d blocks", n, parts, most, unit, s, blocks)
+		}
+	}
+	if s := unitSize(2048, 2, 192, 6); s != 174 {
+		t.Errorf("unitSize(2048, 2, 192, 6) = %d, want 174 (12 blocks)", s)
+	}
+}
