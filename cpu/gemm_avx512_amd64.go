@@ -38,13 +38,12 @@ var gemmDirectA = true
 const gemmNRZ = 4 * gemmNR
 
 // dgemmNR is the columns of a packed float64 B panel (one 512-bit
-// register); dgemmKC and dgemmMC the K step and the rows of A packed at
-// once for the float64 kernels, which take twice the bytes per value.
-const (
-	dgemmNR = 8
-	dgemmKC = 256
-	dgemmMC = 96
-)
+// register).
+const dgemmNR = 8
+
+// dgemmKC and dgemmMC are the K step and the rows of A packed at once for
+// the float64 kernels; variables for the benchmarks.
+var dgemmKC, dgemmMC = 256, 192
 
 // A zKernel is an AVX-512 micro-kernel: the 6×(L·w) block a·b, L values
 // a 512-bit register, from six rows of A (element (i, p) at a + i·ars +

@@ -101,3 +101,38 @@ func BenchmarkGemmShapes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDgemmEfficiency is BenchmarkSgemmEfficiency for float64 (the
+// FMA peak in float64 flops is half the float32 one), with DGEMM_KC and
+// DGEMM_MC for the cache blocks.
+func BenchmarkDgemmEfficiency(b *testing.B) {
+	if !dgemmAsm {
+		b.Skip("no AVX-512")
+	}
+	threads := envInts("GEMM_THREADS", 1)[0]
+	for _, n := range envInts("GEMM_N", 0) {
+		for _, kc := range envInts("DGEMM_KC", dgemmKC) {
+			for _, mc := range envInts("DGEMM_MC", dgemmMC) {
+				b.Run(fmt.Sprintf("n=%d/kc=%d/mc=%d", n, kc, mc), func(b *testing.B) {
+					defer func(kc, mc int) { dgemmKC, dgemmMC = kc, mc }(dgemmKC, dgemmMC)
+					dgemmKC, dgemmMC = kc, mc
+					r := newRand(1)
+					a, bm, c := gemmMatT[float64](r, n, n, gRow, false), gemmMatT[float64](r, n, n, gRow, false), gemmMatT[float64](r, n, n, gRow, false)
+					flops := 2 * float64(n) * float64(n) * float64(n)
+					iters := int(2 * flops / (12 * 16 * 2) / float64(threads))
+					best, bestPeak := time.Hour, time.Hour
+					for b.Loop() {
+						t0 := time.Now()
+						FMAPeak(threads, iters)
+						bestPeak = min(bestPeak, time.Since(t0))
+						t0 = time.Now()
+						dgemm(n, n, n, a, bm, c, threads)
+						best = min(best, time.Since(t0))
+					}
+					b.ReportMetric(flops/best.Seconds()/1e9, "GFLOP/s")
+					b.ReportMetric(100*bestPeak.Seconds()/best.Seconds(), "%peak")
+				})
+			}
+		}
+	}
+}
