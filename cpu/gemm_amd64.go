@@ -32,12 +32,14 @@ import (
 // of L2's bandwidth, and a K of up to 512 is one step, so C is stored
 // once (measured against kc 256: 94.7% of the FMA peak on one core at
 // n = 1024, from 87.7%). Float64 takes kc 256 and mc 192 (94% of the
-// float64 peak on one core at n = 1024, against 74% with mc 96). On a Zen 5 core a 512-bit FMA does twice
-// the work of a 256-bit one (bench's fma_peak measures it). Blocks on the
-// right edge use narrower kernels with masked loads and stores; the
-// AVX2 path computes edge blocks into a temporary whose valid part is
-// then written out, which also serves a C whose columns are not
-// contiguous. Every product is computed, so a NaN or an Inf in an operand
+// float64 peak on one core at n = 1024, against 74% with mc 96). On a
+// Zen 5 core a 512-bit FMA does twice the work of a 256-bit one (bench's
+// fma_peak measures it).
+//
+// Blocks on the right edge use narrower AVX-512 kernels with masked
+// loads and stores; the AVX2 path computes edge blocks into a temporary
+// whose valid part is then written out, which also serves a C whose
+// columns are not contiguous. Every product is computed, so a NaN or an Inf in an operand
 // reaches every element of C it contributes to (0·Inf is NaN). Products
 // with one row or column go to dot and axpy kernels (sgemv).
 //
