@@ -27,6 +27,25 @@ func envInts(name string, def int) []int {
 	return vs
 }
 
+// againstPeak times run (flops of work) and FMAPeak on threads goroutines
+// for as many float32 flops as peakFlops (twice flops for float64, whose
+// peak is half), alternately, and reports run's rate and its share of the
+// peak from the fastest of the b.N runs of each.
+func againstPeak(b *testing.B, threads int, flops, peakFlops float64, run func()) {
+	iters := int(peakFlops / (12 * 16 * 2) / float64(threads))
+	best, bestPeak := time.Hour, time.Hour
+	for b.Loop() {
+		t0 := time.Now()
+		FMAPeak(threads, iters)
+		bestPeak = min(bestPeak, time.Since(t0))
+		t0 = time.Now()
+		run()
+		best = min(best, time.Since(t0))
+	}
+	b.ReportMetric(flops/best.Seconds()/1e9, "GFLOP/s")
+	b.ReportMetric(100*bestPeak.Seconds()/best.Seconds(), "%peak")
+}
+
 // BenchmarkSgemmEfficiency times sgemm on one goroutine against the
 // 512-bit FMA loop, interleaved, taking the fastest of the b.N runs of
 // each, so that the ratio (%peak) holds on a loaded machine. GEMM_N
@@ -50,18 +69,7 @@ func BenchmarkSgemmEfficiency(b *testing.B) {
 						r := newRand(1)
 						a, bm, c := gemmMat(r, n, n, gRow, false), gemmMat(r, n, n, gRow, false), gemmMat(r, n, n, gRow, false)
 						flops := 2 * float64(n) * float64(n) * float64(n)
-						iters := int(flops / (12 * 16 * 2) / float64(threads))
-						best, bestPeak := time.Hour, time.Hour
-						for b.Loop() {
-							t0 := time.Now()
-							FMAPeak(threads, iters)
-							bestPeak = min(bestPeak, time.Since(t0))
-							t0 = time.Now()
-							sgemm(n, n, n, a, bm, c, threads)
-							best = min(best, time.Since(t0))
-						}
-						b.ReportMetric(flops/best.Seconds()/1e9, "GFLOP/s")
-						b.ReportMetric(100*bestPeak.Seconds()/best.Seconds(), "%peak")
+						againstPeak(b, threads, flops, flops, func() { sgemm(n, n, n, a, bm, c, threads) })
 					})
 				}
 			}
@@ -119,18 +127,7 @@ func BenchmarkDgemmEfficiency(b *testing.B) {
 					r := newRand(1)
 					a, bm, c := gemmMatT[float64](r, n, n, gRow, false), gemmMatT[float64](r, n, n, gRow, false), gemmMatT[float64](r, n, n, gRow, false)
 					flops := 2 * float64(n) * float64(n) * float64(n)
-					iters := int(2 * flops / (12 * 16 * 2) / float64(threads))
-					best, bestPeak := time.Hour, time.Hour
-					for b.Loop() {
-						t0 := time.Now()
-						FMAPeak(threads, iters)
-						bestPeak = min(bestPeak, time.Since(t0))
-						t0 = time.Now()
-						dgemm(n, n, n, a, bm, c, threads)
-						best = min(best, time.Since(t0))
-					}
-					b.ReportMetric(flops/best.Seconds()/1e9, "GFLOP/s")
-					b.ReportMetric(100*bestPeak.Seconds()/best.Seconds(), "%peak")
+					againstPeak(b, threads, flops, 2*flops, func() { dgemm(n, n, n, a, bm, c, threads) })
 				})
 			}
 		}
