@@ -44,7 +44,7 @@ import (
 // with one row or column go to dot and axpy kernels (sgemv).
 //
 // One operand is shared: with more rows than columns, B is packed whole
-// (every K step, up to gemmShared values at once, else in column blocks)
+// (every K step, up to gemmShared bytes at once, else in column blocks)
 // and C is cut into blocks of rows, each of which packs its own rows of
 // A; with more columns, the other way round (gemmRows, gemmCols).
 // Packing the shared operand in parts and computing the blocks are the
@@ -75,9 +75,12 @@ const (
 	gemmSmallWork = 256
 )
 
-// gemmShared is the most floats the shared operand is packed into (16
+// gemmShared is the most bytes the shared operand is packed into (16
 // MiB); a variable for the tests.
-var gemmShared = 1 << 22
+var gemmShared = 1 << 24
+
+// sharedValues is gemmShared in values of T.
+func sharedValues[T Float]() int { return gemmShared / int(unsafe.Sizeof(T(0))) }
 
 // sgemmAsm reports whether MatMul computes float32 products with sgemm
 // rather than gonum; tests turn it off to compare the two.
@@ -112,32 +115,67 @@ type gemmKit[T Float] struct {
 	packB      func(dst []T, b mat[T], kc, nc int)
 	macro      func(mc, nc, kc int, a aPanels[T], bp []T, c mat[T], accum bool)
 	gemv       func(m, k int, a, b, c mat[T]) bool // products with one column, when it takes them; or nil
-	pool       *sync.Pool                          // of *gemmBufs[T]
+	bufs       *gemmCache[T]
 }
 
 // inPlace reports whether the kernels read a in place.
 func (kit *gemmKit[T]) inPlace(a mat[T]) bool { return kit.direct && a.cs == 1 }
 
 var (
-	sgemmPool = sync.Pool{New: func() any { return new(gemmBufs[float32]) }}
-	dgemmPool = sync.Pool{New: func() any { return new(gemmBufs[float64]) }}
+	sgemmBufs gemmCache[float32]
+	dgemmBufs gemmCache[float64]
 )
+
+// gemmCacheKeep is how many sets of packing buffers a gemmCache keeps
+// for the next products.
+const gemmCacheKeep = 4
+
+// A gemmCache keeps packing buffers from one product to the next. Unlike
+// a sync.Pool it is not emptied by the garbage collector: a large product
+// that got fresh buffers after every collection would spend a few percent
+// of its time zeroing them (16 MiB of packed B at n = 2048). It keeps
+// gemmCacheKeep sets at most, a few times gemmShared's 16 MiB in all.
+type gemmCache[T Float] struct {
+	mu   sync.Mutex
+	free []*gemmBufs[T]
+}
+
+// get returns a set of buffers, empty or kept from an earlier product.
+func (c *gemmCache[T]) get() *gemmBufs[T] {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := len(c.free); n > 0 {
+		b := c.free[n-1]
+		c.free = c.free[:n-1]
+		return b
+	}
+	return new(gemmBufs[T])
+}
+
+// put hands b back, to be kept if there is room.
+func (c *gemmCache[T]) put(b *gemmBufs[T]) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.free) < gemmCacheKeep {
+		c.free = append(c.free, b)
+	}
+}
 
 // sgemmKit is the float32 GEMM: the AVX-512 kernels where the CPU has them
 // (and sgemmAVX512 is set), else the AVX2 one.
 func sgemmKit() *gemmKit[float32] {
 	if sgemmAVX512 {
 		return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ, direct: gemmDirectA,
-			packA: packA, packB: packB, macro: sgemmMacroZ, gemv: sgemv, pool: &sgemmPool}
+			packA: packA, packB: packB, macro: sgemmMacroZ, gemv: sgemv, bufs: &sgemmBufs}
 	}
 	return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNR, kc: gemmKC, mc: gemmMC,
-		packA: packA, packB: packB, macro: sgemmMacro, pool: &sgemmPool}
+		packA: packA, packB: packB, macro: sgemmMacro, bufs: &sgemmBufs}
 }
 
 // dgemmKit is the float64 GEMM, with the AVX-512 kernels (dgemmAsm).
 func dgemmKit() *gemmKit[float64] {
 	return &gemmKit[float64]{mr: gemmMR, nr: dgemmNR, nb: 4 * dgemmNR, kc: dgemmKC, mc: dgemmMC, direct: gemmDirectA,
-		packA: packAGo[float64], packB: packBGo[float64], macro: dgemmMacroZ, pool: &dgemmPool}
+		packA: packAGo[float64], packB: packBGo[float64], macro: dgemmMacroZ, bufs: &dgemmBufs}
 }
 
 // matMulSgemm is MatMul for float32 through sgemm.
@@ -241,11 +279,11 @@ func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 	mr, nr := kit.mr, kit.nr
 	kcs := steps(k, kit.kc, 1)
 	kb := (k + kcs - 1) / kcs
-	ncs := steps(n, max(kit.nb, min(gemmNC, gemmShared/k)), kit.nb)
+	ncs := steps(n, max(kit.nb, min(gemmNC, sharedValues[T]()/k)), kit.nb)
 	mcs := unitSize(m, parts, kit.mc, mr)
 	items := (m + mcs - 1) / mcs
-	shared := kit.pool.Get().(*gemmBufs[T])
-	defer kit.pool.Put(shared)
+	shared := kit.bufs.get()
+	defer kit.bufs.put(shared)
 	for jc := 0; jc < n; jc += ncs {
 		nc := min(ncs, n-jc)
 		np := (nc + nr - 1) / nr
@@ -268,8 +306,8 @@ func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 			mc := min(mcs, m-i0)
 			var ap []T
 			if !kit.inPlace(a) {
-				bufs := kit.pool.Get().(*gemmBufs[T])
-				defer kit.pool.Put(bufs)
+				bufs := kit.bufs.get()
+				defer kit.bufs.put(bufs)
 				ap = aligned(&bufs.a, (mc+mr-1)/mr*mr*kcs)
 			}
 			for pc := 0; pc < k; pc += kcs {
@@ -292,11 +330,11 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 	mr, nr := kit.mr, kit.nr
 	kcs := steps(k, kit.kc, 1)
 	kb := (k + kcs - 1) / kcs
-	mcs := steps(m, max(mr, gemmShared/k), mr)
+	mcs := steps(m, max(mr, sharedValues[T]()/k), mr)
 	ncs := unitSize(n, parts, gemmNC, kit.nb)
 	items := (n + ncs - 1) / ncs
-	shared := kit.pool.Get().(*gemmBufs[T])
-	defer kit.pool.Put(shared)
+	shared := kit.bufs.get()
+	defer kit.bufs.put(shared)
 	direct := kit.inPlace(a)
 	for ic := 0; ic < m; ic += mcs {
 		mc := min(mcs, m-ic)
@@ -322,8 +360,8 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 			}
 			j0 := (u - packs) * ncs
 			nc := min(ncs, n-j0)
-			bufs := kit.pool.Get().(*gemmBufs[T])
-			defer kit.pool.Put(bufs)
+			bufs := kit.bufs.get()
+			defer kit.bufs.put(bufs)
 			bp := aligned(&bufs.b, (nc+nr-1)/nr*nr*kcs)
 			for pc := 0; pc < k; pc += kcs {
 				kc := min(kcs, k-pc)

@@ -175,7 +175,7 @@ func TestSgemmShapes(t *testing.T) {
 func TestSgemmSharedBlocks(t *testing.T) {
 	eachSgemmKernel(t, func(t *testing.T) {
 		defer func(s int) { gemmShared = s }(gemmShared)
-		gemmShared = 3000
+		gemmShared = 12000 // 3000 float32
 		r := newRand(15)
 		for _, s := range [][3]int{{150, 100, 40}, {100, 150, 40}, {70, 33, 300}, {33, 70, 300}, {61, 200, 7}} {
 			for j, ak := range gKinds {
