@@ -28,7 +28,8 @@ func TestDgemmShapes(t *testing.T) {
 		for j, ak := range gKinds {
 			runGemmT(t, r, dgemm, s[0], s[1], s[2], ak, gKinds[(j+1)%4], gKinds[(j+3)%4])
 		}
-	} // The shared operand packed block by block.
+	}
+	// The shared operand packed block by block.
 	defer func(s int) { gemmShared = s }(gemmShared)
 	gemmShared = 24000 // 3000 float64
 	for _, s := range [][3]int{{150, 100, 40}, {100, 150, 40}, {61, 200, 7}} {
