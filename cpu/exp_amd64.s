@@ -318,14 +318,16 @@ loop:
 #define ZC2 expc<>+288(SB)
 #define ZC1 expc<>+320(SB)
 #define ZC0 expc<>+352(SB)
-#define ZBIAS expc<>+384(SB)
 #define ZHI expc<>+416(SB)
 #define ZLO expc<>+448(SB)
 
-// ZEXPSUB is EXPSUB of exp_amd64.s on 16 lanes: out = exp(x - m) for the
-// 16 floats at off(SI), stored to off(DI) when R9 is not 0, with m in
-// Z15, HI in Z12, LO in Z11 and Z0–Z7 as scratch (out must be none of
-// them but Z6).
+// ZEXPSUB is EXPSUB on 16 lanes: out = exp(x - m) for the 16 floats at
+// off(SI), stored to off(DI) when R9 is not 0, with m in Z15, HI in Z12,
+// LO in Z11 and Z0–Z7 as scratch (out must be none of them but Z6). Two
+// AVX-512 instructions shorten it: k is rounded in place (VRNDSCALEPS)
+// rather than through int32, and e^r · 2^k is one VSCALEFPS, which
+// rounds once as the two products of EXPSUB do (subnormal results
+// included, and +Inf past MaxFloat32), so the results are the same.
 #define ZEXPSUB(off, out) \
 	VMOVUPS           off(SI), Z0    \
 	VSUBPS            Z15, Z0, Z1    \
@@ -339,8 +341,7 @@ loop:
 	VMINPS            Z1, Z12, Z1    \
 	VMAXPS            Z1, Z11, Z1    \
 	VMULPS.BCST       ZLOG2E, Z1, Z3 \
-	VCVTPS2DQ         Z3, Z4         \
-	VCVTDQ2PS         Z4, Z3         \
+	VRNDSCALEPS       $0, Z3, Z3     \
 	VFNMADD231PS.BCST ZLN2HI, Z3, Z1 \
 	VFNMADD231PS.BCST ZLN2LO, Z3, Z1 \
 	VADDPS            Z2, Z1, Z1     \
@@ -353,14 +354,7 @@ loop:
 	VFMADD213PS.BCST  ZC0, Z1, Z6    \
 	VFMADD213PS       Z1, Z5, Z6     \
 	VADDPS.BCST       ZONE, Z6, Z6   \
-	VPSRAD            $1, Z4, Z7     \
-	VPSUBD            Z7, Z4, Z4     \
-	VPADDD.BCST       ZBIAS, Z7, Z7  \
-	VPADDD.BCST       ZBIAS, Z4, Z4  \
-	VPSLLD            $23, Z7, Z7    \
-	VPSLLD            $23, Z4, Z4    \
-	VMULPS            Z7, Z6, Z6     \
-	VMULPS            Z4, Z6, out    \
+	VSCALEFPS         Z3, Z6, out    \
 	TESTQ             R9, R9         \
 	JZ                2(PC)          \
 	VMOVUPS           out, off(DI)

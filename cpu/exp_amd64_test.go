@@ -257,3 +257,35 @@ func TestExpAVX2Only(t *testing.T) {
 		t.Run(tc.name, tc.f)
 	}
 }
+
+// TestExpAVX512MatchesAVX2 checks that the AVX-512 exp (VSCALEFPS for the
+// scale) gives the AVX2 one's results bit for bit, over every 2^12-th
+// float32 from -110 to 95 less several shifts m, and special values.
+func TestExpAVX512MatchesAVX2(t *testing.T) {
+	needExpAsm(t)
+	if !cpuAVX512 {
+		t.Skip("no AVX-512")
+	}
+	defer func(on bool) { expAVX512 = on }(expAVX512)
+	var xs []float32
+	for b := math.Float32bits(-110); b > math.Float32bits(-0.0); b -= 1 << 12 {
+		xs = append(xs, math.Float32frombits(b))
+	}
+	for b := uint32(0); b < math.Float32bits(95); b += 1 << 12 {
+		xs = append(xs, math.Float32frombits(b))
+	}
+	xs = append(xs, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0, -0.0)
+	xs = xs[:len(xs)&^15]
+	for _, m := range []float32{0, 1.5, -30, 88} {
+		got, want := make([]float32, len(xs)), make([]float32, len(xs))
+		expAVX512 = true
+		expSubSum(got, xs, m, true)
+		expAVX512 = false
+		expSubSum(want, xs, m, true)
+		for i := range xs {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+				t.Fatalf("exp(%v - %v): AVX-512 %v (%#x), AVX2 %v (%#x)", xs[i], m, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+			}
+		}
+	}
+}
