@@ -426,7 +426,11 @@ done:
 
 // func maxAVX512(x *float32, n int) float32
 //
-// Returns the largest x_i, or NaN when any x_i is NaN.
+// Returns the largest x_i, or NaN when any x_i is NaN. It is the first
+// pass over a softmax line, so it prefetches 4 KiB ahead: the hardware
+// prefetchers stop at page boundaries, and in a softmax over rows of 1024
+// floats every row starts a page (a prefetch past the end of x is
+// harmless; it never faults).
 TEXT ·maxAVX512(SB), NOSPLIT, $0-20
 	MOVQ    x+0(FP), SI
 	MOVQ    n+8(FP), CX
@@ -437,9 +441,10 @@ TEXT ·maxAVX512(SB), NOSPLIT, $0-20
 	JZ      reduce
 
 loop:
-	VMOVUPS (SI), Z2
-	VMAXPS  Z2, Z0, Z0
-	VCMPPS  $3, Z2, Z2, K2
+	PREFETCHT0 4096(SI)
+	VMOVUPS    (SI), Z2
+	VMAXPS     Z2, Z0, Z0
+	VCMPPS     $3, Z2, Z2, K2
 	KORW    K2, K1, K1
 	ADDQ    $64, SI
 	SUBQ    $16, CX
