@@ -153,6 +153,7 @@ func Run(cfg Config) (*Report, error) {
 	for _, w := range cfg.Workloads {
 		rep.Docs = append(rep.Docs, w.Doc)
 	}
+	rep.Notes = append(rep.Notes, peakShares(rep.Results)...)
 	return rep, nil
 }
 
@@ -170,6 +171,9 @@ func plan(rep *Report, cfg Config, devs []tensor.Device, peer *peerProc) []*slot
 			}
 			var cpu, gpu *slot
 			for _, d := range devs {
+				if w.CPUOnly && d.Kind != tensor.KindCPU {
+					continue
+				}
 				sl := &slot{w: w, size: s, res: result("tessera", d.String(), ""), dev: d}
 				if d.Kind == tensor.KindCPU {
 					cpu = sl
