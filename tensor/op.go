@@ -86,7 +86,7 @@ const (
 	OpCumSum  // along Attrs.Dim
 	OpSoftmax // along Attrs.Dim
 	OpLogSoftmax
-	OpMatMul // batched 3-D: (B,M,K)·(B,K,N); torch.matmul's rules live in MatMul
+	OpMatMul // batched 3-D (B,M,K)·(B,K,N), or operands of at most 2 dims with torch.matmul's 1-D rules (MatMul)
 	OpCat    // along Attrs.Dim; one input per piece
 
 	OpIndexSelect // inputs: x; Attrs.Dim, Attrs.Index (1-D int32)
