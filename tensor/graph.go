@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"sync/atomic"
 )
@@ -147,8 +146,13 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 	}
 	n.versions[len(inputs)] = out.Version()
 	// The safety net: a graph dropped without backward (or an op that
-	// fails below) releases its saves.
-	runtime.AddCleanup(n, func(r *savedRefs) { r.drop() }, n.saved)
+	// fails below) releases its saves with out's cleanup (collected):
+	// registered now unless a Scope tracks out, which registers it when
+	// out leaves while the node still holds its saves.
+	out.ref.saved.Store(n.saved)
+	if out.frame.Load() == nil {
+		out.guard()
+	}
 	for _, i := range opTable[op].saves {
 		s := inputs[i].ref.s
 		s.mustRetain(op.String())

@@ -87,13 +87,14 @@ func matmulFlat(a, b *Tensor, m, k, n int) *Tensor {
 	if b.Dim() > 1 {
 		shape = append(shape, n)
 	}
-	out := newTensor(a.dtype, shape, a.Device())
+	ins := []*Tensor{a, b}
+	out := newResult(a.dtype, shape, a.Device(), ins)
 	outVec := 0 // a 1-D result is a column, (m)
 	if a.Dim() == 1 {
 		outVec = 1 // or a row, (n)
 	}
 	backendOf(a.Device()).matmul(out.asMatrix(outVec, m, n), a.asMatrix(1, m, k), b.asMatrix(0, k, n))
-	return record(out, OpMatMul, Attrs{}, a, b)
+	return record(out, OpMatMul, Attrs{}, ins...)
 }
 
 // asMatrix returns t, a tensor of at most 2 dims, as a (1, rows, cols)

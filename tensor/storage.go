@@ -82,15 +82,29 @@ func (s *storage) release() {
 // (a parameter, a gradient, optimizer state) lives as long as that
 // tensor's memory, which its owner releases by hand, and releasing the
 // view releases nothing.
+//
+// saved is what the node that computed the tensor saved for backward,
+// if anything: the node is reachable only through its output (and
+// points back to it), so the tensor's one cleanup releases both.
 type ref struct {
 	s        *storage
 	released atomic.Bool
 	borrowed bool
+	saved    atomic.Pointer[savedRefs]
 }
 
 func (r *ref) drop() {
 	if r.released.CompareAndSwap(false, true) && !r.borrowed {
 		r.s.release()
+	}
+}
+
+// collected is the runtime cleanup of a Tensor: it drops the tensor's
+// reference and what its node saved.
+func collected(r *ref) {
+	r.drop()
+	if sv := r.saved.Load(); sv != nil {
+		sv.drop()
 	}
 }
 
@@ -101,9 +115,20 @@ func (t *Tensor) attach(s *storage, retain bool) {
 	if retain {
 		s.mustRetain("view")
 	}
-	r := &ref{s: s}
-	t.ref = r
-	runtime.AddCleanup(t, func(r *ref) { r.drop() }, r)
+	t.ref = &ref{s: s}
+	t.guard()
+}
+
+// guard registers, once, the safety-net cleanup that releases t's
+// reference and its node's saves when t is garbage collected without
+// Release. Tensors get it when they are made outside any Scope, or
+// when they leave one alive (kept, returned from the outermost Scope,
+// or released with a graph that backward never freed); while a Scope
+// tracks a tensor, the Scope holds it and releases it.
+func (t *Tensor) guard() {
+	if t.guarded.CompareAndSwap(false, true) {
+		runtime.AddCleanup(t, collected, t.ref)
+	}
 }
 
 // borrow gives t, a view of a kept tensor, a borrowed ref on s.

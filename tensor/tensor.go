@@ -30,9 +30,10 @@ type Tensor struct {
 	retainsGrad  bool
 	hooks        []func(*Tensor) *Tensor
 
-	ctx   *Context                   // the context it belongs to; nil means the default one
-	frame atomic.Pointer[scopeFrame] // the Scope that will release it, if any
-	kept  atomic.Bool                // never released by a Scope (Keep)
+	ctx     *Context                   // the context it belongs to; nil means the default one
+	frame   atomic.Pointer[scopeFrame] // the Scope that will release it, if any
+	kept    atomic.Bool                // never released by a Scope (Keep)
+	guarded atomic.Bool                // its runtime cleanup is registered (guard)
 }
 
 // Shape returns a copy of the tensor's shape.
@@ -142,9 +143,32 @@ func newTensor(dt DType, shape []int, dev Device) *Tensor {
 	return t
 }
 
+// newResult is newTensor for the result of an op on inputs, placed at
+// once in the context and Scope it belongs to (settle), before a kernel
+// fills it: a panic in the kernel then leaves it to that Scope, or to
+// the runtime cleanup when no Scope is open. A result that a Scope
+// tracks needs no cleanup while it is tracked (the Scope holds it and
+// releases it), so registering one waits until it leaves the Scope
+// (guard), which most intermediates of a training step never do.
+func newResult(dt DType, shape []int, dev Device, inputs []*Tensor) *Tensor {
+	t := &Tensor{dtype: dt}
+	if n := len(shape); n <= inlineRank {
+		t.shape = t.dims[:n:n]
+		copy(t.shape, shape)
+		t.strides = layout.FillContiguousStrides(t.dims[inlineRank:inlineRank+n:inlineRank+n], shape)
+	} else {
+		t.shape = slices.Clone(shape)
+		t.strides = layout.ContiguousStrides(shape)
+	}
+	t.ref = &ref{s: newStorage(dt, layout.Numel(shape), dev)}
+	settle(t, inputs, nil)
+	return t
+}
+
 // viewOf returns a new Tensor over base's storage with the given layout.
 // A view of a kept tensor is kept and borrows base's memory (see ref);
-// any other is placed like newTensor's result.
+// any other holds a reference of its own and is placed at once in
+// base's context and Scope, as newResult places a result.
 func viewOf(base *Tensor, shape, strides []int, offset int) *Tensor {
 	t := &Tensor{dtype: base.dtype, offset: offset}
 	t.setLayout(shape, strides)
@@ -154,7 +178,10 @@ func viewOf(base *Tensor, shape, strides []int, offset int) *Tensor {
 		t.kept.Store(true)
 		return t
 	}
-	t.attach(base.ref.s, true)
+	base.ref.s.mustRetain("view")
+	t.ref = &ref{s: base.ref.s}
+	t.ctx = base.Context()
+	t.ctx.track(t) // a view belongs with its base (settle), guarded by track if no Scope holds it
 	return t
 }
 
