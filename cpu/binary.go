@@ -45,10 +45,12 @@ func Binary[S, D Elem](f Fn2[S, D], dst []D, dl Layout, x []S, xl Layout, y []S,
 
 // Fn3 is a three-input elementwise function on T, as a value: F
 // computes one element and Vec, when not nil, a run where every operand
-// is contiguous, with F's results.
+// is contiguous, with F's results; VecScalarC, when not nil, a run where
+// dst, a and b are contiguous and c is one broadcast value.
 type Fn3[T Elem] struct {
-	F   func(a, b, c T) T
-	Vec func(dst, a, b, c []T)
+	F          func(a, b, c T) T
+	Vec        func(dst, a, b, c []T)
+	VecScalarC func(dst, a, b []T, c T)
 }
 
 // Ternary computes dst = f(a, b, c) elementwise, with the layout rules
@@ -60,6 +62,10 @@ func Ternary[T Elem](f Fn3[T], dst []T, dl Layout, a []T, al Layout, b []T, bl L
 	it.runParallel(func(o []int, n int) {
 		if f.Vec != nil && ds == 1 && as == 1 && bs == 1 && cs == 1 {
 			f.Vec(dst[o[0]:o[0]+n], a[o[1]:o[1]+n], b[o[2]:o[2]+n], c[o[3]:o[3]+n])
+			return
+		}
+		if f.VecScalarC != nil && ds == 1 && as == 1 && bs == 1 && cs == 0 {
+			f.VecScalarC(dst[o[0]:o[0]+n], a[o[1]:o[1]+n], b[o[2]:o[2]+n], c[o[3]])
 			return
 		}
 		di, ai, bi, ci := o[0], o[1], o[2], o[3]

@@ -365,6 +365,12 @@ func addcmulOf[T cpu.Float](p [2]float64) cpu.Fn3[T] {
 				d[i] = a[i] + v*b[i]*c[i]
 			}
 		},
+		VecScalarC: func(d, a, b []T, c T) { // AddInPlace's a + v·b·1
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] + v*b[i]*c
+			}
+		},
 	}
 }
 
