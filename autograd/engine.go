@@ -138,7 +138,8 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 				}
 				kept[gt] = true
 			} else if xs == nil && t.RetainsGrad() {
-				accumulate(t, gt, c.createGraph) // keeps its own reference
+				// keeps its own reference; takes gt over when nothing else holds it
+				accumulate(t, gt, c.createGraph, owners[gt] == 0 && !kept[gt])
 			}
 			garbage = append(garbage, gt)
 			n := t.Source()
@@ -311,10 +312,17 @@ func SumToShape(g *tensor.Tensor, shape []int) *tensor.Tensor {
 // copied, as PyTorch's AccumulateGrad copies one it cannot steal: g may
 // be an expanded view, or shared with another input's gradient or with
 // GradOutput, and a leaf's Grad must be its own contiguous tensor that
-// in-place updates (clipping, zeroing) can change alone. Without
-// CreateGraph the stored gradient is detached; with it, it keeps its
-// history, so it can be differentiated again.
-func accumulate(t, g *tensor.Tensor, createGraph bool) {
+// in-place updates (clipping, zeroing) can change alone. Like PyTorch,
+// it steals what it can: when the engine holds g nowhere else (free)
+// and g owns its memory (tensor.OwnsStorage), the Grad is a detached
+// view of g, without a copy. Without CreateGraph the stored gradient is
+// detached; with it, it keeps its history, so it can be differentiated
+// again.
+func accumulate(t, g *tensor.Tensor, createGraph, free bool) {
+	if !createGraph && free && t.Grad() == nil && g.DType() == t.DType() && g.OwnsStorage() {
+		t.SetGrad(g.Detach())
+		return
+	}
 	if !createGraph {
 		d := g.Detach()
 		defer d.Release()

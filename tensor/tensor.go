@@ -114,6 +114,18 @@ func (t *Tensor) Release() {
 	}
 }
 
+// OwnsStorage reports whether t is the only holder of its memory (no
+// other tensor or view shares it, no autograd record saved it, no op is
+// using it) and covers all of it, contiguous from its start. Such a
+// tensor can be handed over instead of copied: autograd stores a fresh
+// gradient as a leaf's Grad this way.
+func (t *Tensor) OwnsStorage() bool {
+	t.nonNil("OwnsStorage", 0)
+	s := t.ref.s
+	return !t.ref.borrowed && !t.ref.released.Load() && s.refs.Load() == 1 &&
+		t.offset == 0 && layout.Numel(t.shape) == s.n && t.IsContiguous()
+}
+
 // storage returns t's storage, panicking if its memory is gone.
 func (t *Tensor) storage(op string) *storage {
 	s := t.ref.s
