@@ -134,11 +134,32 @@ func matmulGrads(g, a, b *tensor.Tensor, wantA, wantB bool) []*tensor.Tensor {
 		}
 	default:
 		if wantA {
-			out[0] = g.MatMul(b.Transpose(-2, -1))
+			out[0] = productIn(a, g, b.Transpose(-2, -1))
 		}
 		if wantB {
-			out[1] = a.Transpose(-2, -1).MatMul(g)
+			out[1] = productIn(b, a.Transpose(-2, -1), g)
 		}
+	}
+	return out
+}
+
+// productIn returns p·q, the gradient of x, in x's layout when x is a
+// transposed matrix (a column-major 2-D view, such as the weight.T()
+// of nn.Linear): as (qᵀ·pᵀ)ᵀ, whose transpose — the gradient of the
+// weight itself — is then contiguous and owns its memory, so the
+// engine stores it as the weight's Grad without a copy. The product
+// itself is the same GEMM either way.
+func productIn(x, p, q *tensor.Tensor) *tensor.Tensor {
+	if x.Dim() != 2 || x.IsContiguous() {
+		return p.MatMul(q)
+	}
+	if s := x.Strides(); s[0] != 1 || s[1] != x.Size(0) {
+		return p.MatMul(q)
+	}
+	t := q.T().MatMul(p.T())
+	out := t.T()
+	if !t.Context().GradEnabled() {
+		t.Release() // out holds the memory; the engine releases out
 	}
 	return out
 }
