@@ -96,7 +96,7 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 	// entries of grads that hold each one, and kept marks those the
 	// caller or a hook has seen; the engine releases only gradients that
 	// neither holds.
-	owners := map[*tensor.Tensor]int{}
+	owners := make(map[*tensor.Tensor]int, len(deps))
 	kept := map[*tensor.Tensor]bool{}
 	if c.gradOutput != nil {
 		kept[g] = true
@@ -114,7 +114,8 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 	}
 
 	body := func() {
-		grads := map[*tensor.Tensor]*tensor.Tensor{y: g}
+		grads := make(map[*tensor.Tensor]*tensor.Tensor, len(deps)+1)
+		grads[y] = g
 		owners[g] = 1
 		ready := []*tensor.Tensor{y}
 		for len(ready) > 0 {

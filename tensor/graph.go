@@ -37,7 +37,8 @@ type Node struct {
 	versions []uint64 // versions of Inputs (and, last, of out) when recorded
 	saved    *savedRefs
 	freed    atomic.Bool
-	vbuf     [3]uint64 // backing of versions for ops of up to two inputs
+	vbuf     [3]uint64  // backing of versions for ops of up to two inputs
+	ibuf     [3]*Tensor // backing of Inputs for ops of up to three inputs
 }
 
 // savedRefs holds the storage references a Node keeps for backward.
@@ -109,7 +110,7 @@ func (n *Node) Free() {
 		// Forget the inputs too: a tensor the user keeps after backward
 		// (a loss appended to a log) must not keep every activation of
 		// its graph reachable.
-		n.Inputs = nil
+		n.Inputs, n.ibuf = nil, [3]*Tensor{}
 	}
 }
 
@@ -134,7 +135,14 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 	if !needs {
 		return out
 	}
-	n := &Node{Op: op, Inputs: inputs, Attrs: attrs, out: out, saved: &savedRefs{}}
+	n := &Node{Op: op, Attrs: attrs, out: out, saved: &savedRefs{}}
+	// A copy of inputs, so that callers' slices stay on their stacks.
+	if len(inputs) <= len(n.ibuf) {
+		n.Inputs = n.ibuf[:len(inputs):len(inputs)]
+	} else {
+		n.Inputs = make([]*Tensor, len(inputs))
+	}
+	copy(n.Inputs, inputs)
 	n.saved.ss = n.saved.buf[:0]
 	if len(inputs) < len(n.vbuf) {
 		n.versions = n.vbuf[:len(inputs)+1]

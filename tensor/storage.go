@@ -19,17 +19,35 @@ type storage struct {
 	buf     any        // backend-specific: []float32 ... on the CPU, a GPU buffer handle on the GPU
 }
 
-// newStorage allocates n elements on dev through the dispatch table. The
-// contents are undefined; callers overwrite every element.
-func newStorage(dt DType, n int, dev Device) *storage {
+// init allocates n elements on dev into s, a zero storage, through the
+// dispatch table, with one reference. The contents are undefined;
+// callers overwrite every element.
+func (s *storage) init(dt DType, n int, dev Device) {
 	buf, err := alloc(dt, n, dev) // pool_cpu.go: checks the size first
 	if err != nil {
 		panic(&Error{Op: "alloc", Err: err, Devices: []Device{dev}})
 	}
-	s := &storage{dtype: dt, device: dev, n: n, buf: buf}
+	s.dtype, s.device, s.n, s.buf = dt, dev, n, buf
 	s.refs.Store(1)
 	liveStorages.Add(1)
-	return s
+}
+
+// An ownedStorage is a new storage and the first reference on it, made
+// in one allocation for a new tensor (newTensor, newResult). The ref
+// points into the same block, which the runtime cleanup on the tensor
+// may keep alive without keeping the tensor.
+type ownedStorage struct {
+	s storage
+	r ref
+}
+
+// newOwnedRef allocates n elements on dev and returns the first
+// reference on them.
+func newOwnedRef(dt DType, n int, dev Device) *ref {
+	o := &ownedStorage{}
+	o.s.init(dt, n, dev)
+	o.r.s = &o.s
+	return &o.r
 }
 
 // liveStorages counts storages whose memory has not gone back to their

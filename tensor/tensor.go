@@ -151,7 +151,8 @@ func newTensor(dt DType, shape []int, dev Device) *Tensor {
 		t.shape = slices.Clone(shape)
 		t.strides = layout.ContiguousStrides(shape)
 	}
-	t.attach(newStorage(dt, layout.Numel(shape), dev), false)
+	t.ref = newOwnedRef(dt, layout.Numel(shape), dev)
+	t.guard()
 	return t
 }
 
@@ -172,7 +173,7 @@ func newResult(dt DType, shape []int, dev Device, inputs []*Tensor) *Tensor {
 		t.shape = slices.Clone(shape)
 		t.strides = layout.ContiguousStrides(shape)
 	}
-	t.ref = &ref{s: newStorage(dt, layout.Numel(shape), dev)}
+	t.ref = newOwnedRef(dt, layout.Numel(shape), dev)
 	settle(t, inputs, nil)
 	return t
 }
