@@ -171,7 +171,7 @@ var opTable = [numOps]opInfo{
 
 	// Unary ops that compute Int32 keep integer inputs integer; the
 	// others compute integer and bool inputs in Float32, as PyTorch does.
-	OpNeg:       {name: "Neg", fam: famUnary, cpu: numbers(k1(negOf[float32]), k1(negOf[float64]), k1(negOf[int32])), wgsl: "-x"},
+	OpNeg:       {name: "Neg", fam: famUnary, cpu: numbers(k1(once1(negOf[float32])), k1(once1(negOf[float64])), k1(once1(negOf[int32]))), wgsl: "-x"},
 	OpAbs:       {name: "Abs", fam: famUnary, cpu: numbers(k1(absOf[float32]), k1(absOf[float64]), k1(absOf[int32])), saves: in0, wgsl: "abs(x)"},
 	OpSign:      {name: "Sign", fam: famUnary, cpu: numbers(k1(signOf[float32]), k1(signOf[float64]), k1(signOf[int32])), wgsl: "select(select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0), 0.0, isnan_(x))", wgslInt: "select(select(0i, -1i, x < 0i), 1i, x > 0i)"},
 	OpExp:       {name: "Exp", fam: famUnary, cpu: floats(k1(expOf[float32]), k1(expOf[float64])), savesOut: true, wgsl: "exp(x)"},
@@ -196,10 +196,10 @@ var opTable = [numOps]opInfo{
 	OpMulScalar: {name: "MulScalar", fam: famUnary, cpu: loopMath(wrappingMath(mulScalar, mulScalarInt), mulScalar, mulScalarLoop[float32], mulScalarLoop[float64]), wgsl: "x * p0"},
 
 	// Div computes floats only: integer operands divide truly, in Float32.
-	OpAdd:        {name: "Add", fam: famBinary, cpu: numbers(k2(addOf[float32]), k2(addOf[float64]), k2(addOf[int32])), wgsl: "x + y"},
-	OpSub:        {name: "Sub", fam: famBinary, cpu: numbers(k2(subOf[float32]), k2(subOf[float64]), k2(subOf[int32])), wgsl: "x - y"},
-	OpMul:        {name: "Mul", fam: famBinary, cpu: numbers(k2(mulOf[float32]), k2(mulOf[float64]), k2(mulOf[int32])), saves: in01, wgsl: "x * y"},
-	OpDiv:        {name: "Div", fam: famBinary, cpu: floats(k2(divOf[float32]), k2(divOf[float64])), saves: in01, wgsl: "x / y"},
+	OpAdd:        {name: "Add", fam: famBinary, cpu: numbers(k2(once2(addOf[float32])), k2(once2(addOf[float64])), k2(once2(addOf[int32]))), wgsl: "x + y"},
+	OpSub:        {name: "Sub", fam: famBinary, cpu: numbers(k2(once2(subOf[float32])), k2(once2(subOf[float64])), k2(once2(subOf[int32]))), wgsl: "x - y"},
+	OpMul:        {name: "Mul", fam: famBinary, cpu: numbers(k2(once2(mulOf[float32])), k2(once2(mulOf[float64])), k2(once2(mulOf[int32]))), saves: in01, wgsl: "x * y"},
+	OpDiv:        {name: "Div", fam: famBinary, cpu: floats(k2(once2(divOf[float32])), k2(once2(divOf[float64]))), saves: in01, wgsl: "x / y"},
 	OpPow:        {name: "Pow", fam: famBinary, cpu: numbers(k2(powOf[float32]), k2(powOf[float64]), k2(powOf[int32])), saves: in01, savesOut: true, wgsl: "pow_(x, y)"},
 	OpMaximum:    {name: "Maximum", fam: famBinary, cpu: numbers(k2(maximumOf[float32]), k2(maximumOf[float64]), k2(maximumOf[int32])), saves: in01, wgsl: "select(select(select(y, x, x >= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x >= y)"},
 	OpMinimum:    {name: "Minimum", fam: famBinary, cpu: numbers(k2(minimumOf[float32]), k2(minimumOf[float64]), k2(minimumOf[int32])), saves: in01, wgsl: "select(select(select(y, x, x <= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x <= y)"},

@@ -46,6 +46,20 @@ func (f fn3[T]) run(p [2]float64, dst *Tensor, in [3]*Tensor) {
 	cpu.Ternary(f(p), cpuBuf[T](dst), lay(dst), cpuBuf[T](a), lay(a), cpuBuf[T](b), lay(b), cpuBuf[T](c), lay(c))
 }
 
+// once1 and once2 build the function of an op without parameters once,
+// when the table is made, rather than on every call of its kernel:
+// instantiated in generic code, its vector functions are closures that
+// would be allocated each time.
+func once1[S, D cpu.Elem](f func(p [2]float64) cpu.Fn1[S, D]) func(p [2]float64) cpu.Fn1[S, D] {
+	v := f([2]float64{})
+	return func([2]float64) cpu.Fn1[S, D] { return v }
+}
+
+func once2[S, D cpu.Elem](f func(p [2]float64) cpu.Fn2[S, D]) func(p [2]float64) cpu.Fn2[S, D] {
+	v := f([2]float64{})
+	return func([2]float64) cpu.Fn2[S, D] { return v }
+}
+
 // k1, k2 and k3 make kernels of op functions (inferring their types).
 func k1[S, D cpu.Elem](f func(p [2]float64) cpu.Fn1[S, D]) cpuKernel { return fn1[S, D](f) }
 func k2[S, D cpu.Elem](f func(p [2]float64) cpu.Fn2[S, D]) cpuKernel { return fn2[S, D](f) }
