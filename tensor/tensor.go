@@ -142,6 +142,15 @@ func (t *Tensor) bumpVersion() { t.ref.s.version.Add(1) }
 // no context or Scope yet: record (or settle) places an op's result,
 // empty a created tensor.
 func newTensor(dt DType, shape []int, dev Device) *Tensor {
+	t := newBare(dt, shape, dev)
+	t.guard()
+	return t
+}
+
+// newBare allocates a contiguous tensor of shape on dev, unplaced and
+// without a runtime cleanup (newTensor and newResult add one or the
+// other).
+func newBare(dt DType, shape []int, dev Device) *Tensor {
 	t := &Tensor{dtype: dt}
 	if n := len(shape); n <= inlineRank {
 		t.shape = t.dims[:n:n]
@@ -152,7 +161,6 @@ func newTensor(dt DType, shape []int, dev Device) *Tensor {
 		t.strides = layout.ContiguousStrides(shape)
 	}
 	t.ref = newOwnedRef(dt, layout.Numel(shape), dev)
-	t.guard()
 	return t
 }
 
@@ -164,16 +172,7 @@ func newTensor(dt DType, shape []int, dev Device) *Tensor {
 // releases it), so registering one waits until it leaves the Scope
 // (guard), which most intermediates of a training step never do.
 func newResult(dt DType, shape []int, dev Device, inputs []*Tensor) *Tensor {
-	t := &Tensor{dtype: dt}
-	if n := len(shape); n <= inlineRank {
-		t.shape = t.dims[:n:n]
-		copy(t.shape, shape)
-		t.strides = layout.FillContiguousStrides(t.dims[inlineRank:inlineRank+n:inlineRank+n], shape)
-	} else {
-		t.shape = slices.Clone(shape)
-		t.strides = layout.ContiguousStrides(shape)
-	}
-	t.ref = newOwnedRef(dt, layout.Numel(shape), dev)
+	t := newBare(dt, shape, dev)
 	settle(t, inputs, nil)
 	return t
 }
