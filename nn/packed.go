@@ -156,18 +156,11 @@ func (p *PackedSequence) WithData(data *tensor.Tensor) *PackedSequence {
 }
 
 // Unpack returns the sequences in batch order, each (length,
-// features…), as torch.nn.utils.rnn.unpack_sequence: one gather, then
-// views of its result.
+// features…), as torch.nn.utils.rnn.unpack_sequence: one gather
+// (Nested), then views of its result.
 func (p *PackedSequence) Unpack() []*tensor.Tensor {
 	receiver("PackedSequence.Unpack", p)
-	lengths := p.Lengths()
-	pk := packing{p, lengths}
-	// Data's row of step t of sequence b, read sequence after sequence.
-	at := make([][]int, len(lengths))
-	pk.each(func(row, b, t int) { at[b] = append(at[b], row) })
-	idx := slices.Concat(at...)
-	flat := p.Data.IndexSelect(0, tensor.FromInts(idx, len(idx)).To(p.Data.Device()))
-	return flat.SplitSizes(lengths, 0)
+	return p.Nested().Unbind()
 }
 
 // each calls f with every packed row, its sequence and its step, in

@@ -9,6 +9,7 @@ import (
 	"github.com/tessera-ml/tessera/autograd"
 	A "github.com/tessera-ml/tessera/internal/adversarial"
 	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/nested"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/tensor"
 )
@@ -193,6 +194,11 @@ func packedCases() []A.Case {
 			nn.PackPadded(x, n, false)
 			nn.PackPadded(x, n, true)
 		}, 1, 2)),
+		A.C("PackNested", A.Each(func(x *T) {
+			nn.PackNested(nil)
+			nn.PackNested(nested.FromValues(x, []int{x.Size(0)}))
+		})),
+		A.C("PackedSequence.Nested", A.Each(func(x *T) { nilP.Nested(); p().WithData(x).Nested() })),
 		A.C("PackedSequence.Lengths", A.One(func() { nilP.Lengths() })),
 		A.C("PackedSequence.Unpack", A.One(func() { nilP.Unpack() })),
 		A.C("PackedSequence.Pad", A.One(func() { nilP.Pad(false, math.NaN()) })),

@@ -58,6 +58,7 @@ type (
 	numberCPU interface {
 		cumsum(dst, x *Tensor, dim int)
 		indexAdd(dst, index, src *Tensor, dim int) error
+		indexAmax(dst, index, src *Tensor, dim int) error
 		scatterAdd(dst, index, src *Tensor, dim int) error
 	}
 	floatCPU interface {
@@ -65,6 +66,8 @@ type (
 		matmul(dst, a, b *Tensor)
 		unfold(dst, x *Tensor, w window, pad float64)
 		fold(dst, cols *Tensor, w window)
+		attention(out, lse, q, k, v, seg *Tensor, a attnShape)
+		attentionBackward(res, q, k, v, out, lse, g, seg *Tensor, a attnShape)
 		random(normal bool, dst *Tensor, seed, offset uint64, a, b float64)
 	}
 )
@@ -163,6 +166,16 @@ func (cpuBackend) fold(dst, cols *Tensor, w window) {
 	cpuFor("Fold", dst.dtype, &floatKernels).fold(dst, cols, w)
 }
 
+func (cpuBackend) attention(out, lse, q, k, v, seg *Tensor, a attnShape) {
+	defer unpin(pin(out, lse, q, k, v, seg))
+	cpuFor("ScaledDotProductAttention", q.dtype, &floatKernels).attention(out, lse, q, k, v, seg, a)
+}
+
+func (cpuBackend) attentionBackward(res, q, k, v, out, lse, g, seg *Tensor, a attnShape) {
+	defer unpin(pin(res, q, k, v, out, lse, g, seg))
+	cpuFor("ScaledDotProductAttentionBackward", q.dtype, &floatKernels).attentionBackward(res, q, k, v, out, lse, g, seg, a)
+}
+
 func (cpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
 	defer unpin(pin(dst, x, index))
 	return cpuFor("IndexSelect", dst.dtype, &elemKernels).indexSelect(dst, x, index, dim)
@@ -171,6 +184,11 @@ func (cpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
 func (cpuBackend) indexAdd(dst, index, src *Tensor, dim int) error {
 	defer unpin(pin(dst, index, src))
 	return cpuFor("IndexAdd", dst.dtype, &numberKernels).indexAdd(dst, index, src, dim)
+}
+
+func (cpuBackend) indexAmax(dst, index, src *Tensor, dim int) error {
+	defer unpin(pin(dst, index, src))
+	return cpuFor("IndexAmax", dst.dtype, &numberKernels).indexAmax(dst, index, src, dim)
 }
 
 func (cpuBackend) gather(dst, x, index *Tensor, dim int) error {
@@ -263,6 +281,10 @@ func (numberOf[T]) indexAdd(dst, index, src *Tensor, dim int) error {
 	return cpu.IndexAdd(cpuBuf[T](dst), lay(dst), dim, flatIndex(index), cpuBuf[T](src), lay(src))
 }
 
+func (numberOf[T]) indexAmax(dst, index, src *Tensor, dim int) error {
+	return cpu.IndexAmax(cpuBuf[T](dst), lay(dst), dim, flatIndex(index), cpuBuf[T](src), lay(src))
+}
+
 func (numberOf[T]) scatterAdd(dst, index, src *Tensor, dim int) error {
 	return cpu.ScatterAdd(cpuBuf[T](dst), lay(dst), dim, cpuBuf[int32](index), lay(index), cpuBuf[T](src), lay(src))
 }
@@ -287,6 +309,23 @@ func (floatOf[T]) unfold(dst, x *Tensor, w window, pad float64) {
 
 func (floatOf[T]) fold(dst, cols *Tensor, w window) {
 	cpu.Col2Im(cpuBuf[T](dst)[dst.offset:], cpuBuf[T](cols), lay(cols), cpuWindow(w))
+}
+
+// cpuAttention is a as package cpu's Attention over the segments seg.
+func cpuAttention(a attnShape, seg *Tensor) cpu.Attention {
+	return cpu.Attention{N: a.n, H: a.h, D: a.d, Seg: cpuBuf[int32](seg)[seg.offset:], Scale: a.scale, Causal: a.causal}
+}
+
+// rows returns the contiguous t's elements.
+func rows[T cpu.Float](t *Tensor) []T { return cpuBuf[T](t)[t.offset : t.offset+t.Numel()] }
+
+func (floatOf[T]) attention(out, lse, q, k, v, seg *Tensor, a attnShape) {
+	cpu.AttentionForward(rows[T](out), rows[T](lse), rows[T](q), rows[T](k), rows[T](v), cpuAttention(a, seg))
+}
+
+func (floatOf[T]) attentionBackward(res, q, k, v, out, lse, g, seg *Tensor, a attnShape) {
+	r, m := rows[T](res), q.Numel()
+	cpu.AttentionBackward(r[:m], r[m:2*m], r[2*m:], rows[T](q), rows[T](k), rows[T](v), rows[T](out), rows[T](lse), rows[T](g), cpuAttention(a, seg))
 }
 
 func (floatOf[T]) random(normal bool, dst *Tensor, seed, offset uint64, a, b float64) {

@@ -42,6 +42,7 @@ type backend interface {
 
 	indexSelect(dst, x, index *Tensor, dim int) error
 	indexAdd(dst, index, src *Tensor, dim int) error
+	indexAmax(dst, index, src *Tensor, dim int) error
 	gather(dst, x, index *Tensor, dim int) error
 	scatterAdd(dst, index, src *Tensor, dim int) error
 
@@ -50,6 +51,14 @@ type backend interface {
 	// cols (N, C·kh·kw, OH·OW) into the contiguous dst (N, C, H, W).
 	unfold(dst, x *Tensor, w window, pad float64)
 	fold(dst, cols *Tensor, w window)
+
+	// attention writes out (N, H, D) and lse (N, H), contiguous, the
+	// segmented attention of the contiguous q, k, v (N, H, D) whose rows'
+	// segments seg (2N int32) holds; attentionBackward writes its
+	// gradients dq, dk, dv into the contiguous res (3, N, H, D) from the
+	// contiguous out, lse and gradient g.
+	attention(out, lse, q, k, v, seg *Tensor, a attnShape)
+	attentionBackward(res, q, k, v, out, lse, g, seg *Tensor, a attnShape)
 
 	// random fills the contiguous dst from the Philox stream (seed,
 	// offset): uniform in [a, b) or normal with mean a and std b.

@@ -93,9 +93,13 @@ const (
 	OpIndexAdd    // inputs: x, src; x with src added at Attrs.Index along Attrs.Dim
 	OpGather      // inputs: x; Attrs.Dim, Attrs.Index
 	OpScatterAdd  // inputs: x, src; Attrs.Dim, Attrs.Index
+	OpIndexAmax   // inputs: x, src; x with src's maximum taken in at Attrs.Index along Attrs.Dim
 
 	OpUnfold // im2col of an NCHW input: Attrs.Window, Shape = the input's, Scalars = {the padding's value}
 	OpFold   // col2im, Unfold's adjoint: Attrs.Window, Shape = the output's
+
+	OpScaledDotProductAttention         // inputs: q, k, v (N, H, D); Attrs.Offsets, Causal, Scalars = {scale}, Index = the rows' logsumexp (N, H)
+	OpScaledDotProductAttentionBackward // inputs: q, k, v, out, g; as above; output (3, N, H, D): dq, dk, dv
 
 	numOps
 )
@@ -241,9 +245,16 @@ var opTable = [numOps]opInfo{
 	OpIndexAdd:    {name: "IndexAdd", fam: famOther},
 	OpGather:      {name: "Gather", fam: famOther},
 	OpScatterAdd:  {name: "ScatterAdd", fam: famOther},
+	OpIndexAmax:   {name: "IndexAmax", fam: famOther, saves: in01, savesOut: true},
 
 	OpUnfold: {name: "Unfold", fam: famOther},
 	OpFold:   {name: "Fold", fam: famOther},
+
+	OpScaledDotProductAttention: {name: "ScaledDotProductAttention", fam: famOther, saves: []int{0, 1, 2}, savesOut: true},
+	// The backward runs inside the attention's reverse rule, with grad
+	// off; differentiating the attention twice goes through autograd's
+	// composite rule instead, so this op has no derivative of its own.
+	OpScaledDotProductAttentionBackward: {name: "ScaledDotProductAttentionBackward", fam: famOther, nondiff: true},
 }
 
 var (
