@@ -232,17 +232,9 @@ func advantages(r []float64, gamma float64) []float32 {
 
 func (a *pongAgent) Step(n int) float64 {
 	eps := a.play(n)
+	a.learn(eps)
 	total := 0.0
 	for _, e := range eps {
-		T := len(e.ys)
-		tensor.Scope(func() {
-			idx, seg, val := e.sparse()
-			logit := a.logits(a.columns(), idx, seg, val, T)
-			y := tensor.New(e.ys, T).To(a.r.Device)
-			adv := tensor.New(advantages(e.rewards, a.c.gamma), T).To(a.r.Device)
-			// -Σ adv·log π(action): descending it ascends his objective.
-			autograd.Backward(nn.BinaryCrossEntropyWithLogits(logit, y, nn.Weight(adv), nn.Reduce(nn.ReduceSum)))
-		})
 		score := 0.0
 		for _, r := range e.rewards {
 			score += r
@@ -255,9 +247,32 @@ func (a *pongAgent) Step(n int) float64 {
 		}
 		a.run.Episodes++
 	}
+	return total / float64(len(eps))
+}
+
+// learn makes his update from a batch of played episodes: the gradient
+// of Σ advantage·log π(action) summed over the episodes (his
+// grad_buffer), then one RMSProp step.
+func (a *pongAgent) learn(eps []*episode) {
+	a.accumulate(eps)
 	a.opt.Step()
 	a.opt.ZeroGrad()
-	return total / float64(len(eps))
+}
+
+// accumulate adds each episode's gradient of -Σ advantage·log π(action)
+// to the weights' gradients.
+func (a *pongAgent) accumulate(eps []*episode) {
+	for _, e := range eps {
+		T := len(e.ys)
+		tensor.Scope(func() {
+			idx, seg, val := e.sparse()
+			logit := a.logits(a.columns(), idx, seg, val, T)
+			y := tensor.New(e.ys, T).To(a.r.Device)
+			adv := tensor.New(advantages(e.rewards, a.c.gamma), T).To(a.r.Device)
+			// -Σ adv·log π(action): descending it ascends his objective.
+			autograd.Backward(nn.BinaryCrossEntropyWithLogits(logit, y, nn.Weight(adv), nn.Reduce(nn.ReduceSum)))
+		})
+	}
 }
 
 func (a *pongAgent) Evaluate() []train.Metric {
