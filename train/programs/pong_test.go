@@ -1,6 +1,7 @@
 package programs
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -38,11 +39,14 @@ func karpathyUpdate(w1, w2 []float64, H int, eps []*episode, lr, gamma, decay fl
 			sq += (v - mean) * (v - mean) / float64(T)
 		}
 		std := math.Sqrt(sq)
-		for t := range T {
-			x := make([]float64, D)
-			for k := e.starts[t]; k < frameEnd(e, t); k++ {
-				x[e.idx[k]] = float64(e.val[k])
+		x := make([]float64, T*D)
+		for s, v := range []float64{1, -1} {
+			for k, p := range e.frames.idx[s] {
+				x[int(e.frames.seg[s][k])*D+int(p)] = v
 			}
+		}
+		for t := range T {
+			x := x[t*D : (t+1)*D]
 			h := make([]float64, H)
 			logit := 0.0
 			for j := range H {
@@ -79,13 +83,6 @@ func karpathyUpdate(w1, w2 []float64, H int, eps []*episode, lr, gamma, decay fl
 		return out
 	}
 	return g1, g2, step(w1, g1), step(w2, g2)
-}
-
-func frameEnd(e *episode, t int) int {
-	if t+1 < len(e.starts) {
-		return e.starts[t+1]
-	}
-	return len(e.idx)
 }
 
 func float64s(t *tensor.Tensor) []float64 {
@@ -153,5 +150,18 @@ func compare(t *testing.T, name string, got, want []float64, scale, tol float64)
 	t.Logf("%s: largest |difference| %.3g at %d (largest |value| %.3g)", name, worst, at, big)
 	if big == 0 || worst > tol*big {
 		t.Errorf("%s: element %d is %v, want %v (largest |value| %v)", name, at, got[at], scale*want[at], big)
+	}
+}
+
+// frames keeps a difference frame's 1s and -1s apart, row by row.
+func TestPongFramesSplitBySign(t *testing.T) {
+	var f frames
+	obs := make([]float32, pong.ObsSize)
+	f.add(obs)
+	obs[3], obs[70], obs[6399] = 1, -1, 1
+	f.add(obs)
+	want := frames{idx: [2][]int32{{3, 6399}, {70}}, seg: [2][]int32{{1, 1}, {1}}, rows: 2}
+	if fmt.Sprint(f) != fmt.Sprint(want) {
+		t.Fatalf("frames %v, want %v", f, want)
 	}
 }
