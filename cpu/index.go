@@ -33,8 +33,35 @@ func IndexSelect[T Elem](dst []T, dl Layout, x []T, xl Layout, dim int, index []
 	if err := checkIndexFlat("index_select", index, dim, xl.Shape[dim]); err != nil {
 		return err
 	}
+	if rows, ok := wholeRows(dim, dl, xl); ok {
+		parallelFor(numWorkers(len(index)*rows), len(index), func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				copy(dst[dl.Offset+i*rows:dl.Offset+(i+1)*rows], x[xl.Offset+int(index[i])*rows:])
+			}
+		})
+		return nil
+	}
 	gather(dst, dl, x, xl, dim, index, broadcastIndex(dl.Shape, dim))
 	return nil
+}
+
+// wholeRows reports whether an index along dim picks whole contiguous
+// rows of every operand (dim 0 of row-major layouts), and the length of
+// a row.
+func wholeRows(dim int, ls ...Layout) (rows int, ok bool) {
+	if dim != 0 {
+		return 0, false
+	}
+	for _, l := range ls {
+		if !l.IsContiguous() {
+			return 0, false
+		}
+	}
+	rows = 1
+	for _, n := range ls[0].Shape[1:] {
+		rows *= n
+	}
+	return rows, true
 }
 
 // IndexAdd accumulates src into dst along dim (torch.index_add_):
@@ -46,6 +73,16 @@ func IndexAdd[T Number](dst []T, dl Layout, dim int, index []int32, src []T, sl 
 	dl, sl, dim = layout.Promote0D(dl, sl, dim)
 	if err := checkIndexFlat("index_add", index, dim, dl.Shape[dim]); err != nil {
 		return err
+	}
+	if rows, ok := wholeRows(dim, dl, sl); ok {
+		// Split the columns, so that no two goroutines add to one element.
+		parallelFor(numWorkers(len(index)*rows), rows, func(_, lo, hi int) {
+			for i, ix := range index {
+				d := dst[dl.Offset+int(ix)*rows:]
+				AddVec(d[lo:hi], d[lo:hi], src[sl.Offset+i*rows+lo:])
+			}
+		})
+		return nil
 	}
 	scatterAdd(dst, dl, dim, index, broadcastIndex(sl.Shape, dim), src, sl)
 	return nil

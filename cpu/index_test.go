@@ -293,3 +293,40 @@ func setDim(idx []int, dim int, f func(int) int) []int {
 	d[dim] = f(idx[dim])
 	return d
 }
+
+// TestIndexRowsInParallel covers the whole-row paths of IndexSelect and
+// IndexAdd (dim 0 of contiguous operands) above the parallel threshold,
+// with repeated indices, which IndexAdd's column split must add up.
+func TestIndexRowsInParallel(t *testing.T) {
+	r := newRand(11)
+	const n, cols, picks = 300, 203, 1000
+	x := make([]float32, n*cols+5)
+	randFill(r, x)
+	index := make([]int32, picks)
+	for i := range index {
+		index[i] = int32(r.IntN(n))
+	}
+	xl := Layout{Shape: []int{n, cols}, Strides: []int{cols, 1}, Offset: 5}
+	sel := make([]float32, picks*cols)
+	if err := IndexSelect(sel, Contiguous(picks, cols), x, xl, 0, index); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, n*cols)
+	for i, ix := range index {
+		for c := range cols {
+			if got := sel[i*cols+c]; got != x[5+int(ix)*cols+c] {
+				t.Fatalf("index_select row %d column %d: %v, want %v", i, c, got, x[5+int(ix)*cols+c])
+			}
+			want[int(ix)*cols+c] += float64(sel[i*cols+c])
+		}
+	}
+	sum := make([]float32, n*cols)
+	if err := IndexAdd(sum, Contiguous(n, cols), 0, index, sel, Contiguous(picks, cols)); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		if math.Abs(float64(sum[i])-w) > 1e-4*max(math.Abs(w), 1) {
+			t.Fatalf("index_add element %d: %v, want %v", i, sum[i], w)
+		}
+	}
+}

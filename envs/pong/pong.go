@@ -7,14 +7,20 @@
 // turn them into the 80×80 difference frames pg-pong feeds its network.
 //
 // The ball and the paddles are github.com/go-gl/mathgl/mgl32 vectors in
-// screen pixels (x to the right, y down). The ball bounces off the walls;
-// each return off a paddle is faster, and steeper the farther from the
-// paddle's center it strikes. The opponent follows the ball's height at
-// a limited speed: it beats a random policy by about 19 points of 21,
-// and loses to an agent that keeps level with the ball. Everything random (serves, the
-// spin a paddle puts on the ball) comes from one PCG-DXSM generator
-// seeded by New, so a seed and a sequence of actions give the same game
-// on every machine.
+// screen pixels (x to the right, y down). Each point starts with both
+// paddles centered and the ball served from the center; it bounces off
+// the walls, and, as on the Atari, it travels at a few fixed angles: the
+// serve's is drawn from four, a return's is set by the quarter of the
+// paddle it strikes (the edges send it steepest), and each return is
+// faster. The opponent follows the ball's height at a limited speed: it
+// aiming each return at a quarter of its paddle drawn at random: it beats
+// a random policy by about 20 points of 21, and loses to an agent that
+// keeps level with the ball. A pixel policy learns this game in a
+// few hundred episodes; with continuous angles and paddles left where
+// the last point ended, every rally was new to it and it learned nothing
+// in thousands. The serves and the opponent's aim are drawn from one
+// PCG-DXSM generator seeded by New, so a seed and a sequence of actions
+// give the same game on every machine.
 package pong
 
 import (
@@ -56,15 +62,21 @@ const (
 
 // Speeds, in pixels per step.
 const (
-	ballSpeedX    = 3    // the ball's horizontal speed at a serve
-	speedUp       = 1.1  // each hit multiplies it by speedUp …
-	maxSpeedX     = 7    // … up to maxSpeedX
-	maxSpeedY     = 4.5  // the steepest the ball goes
-	angle         = 3    // a hit at a paddle's edge adds ±angle to the vertical speed
-	serveSpeedY   = 2    // serves leave at up to this vertical speed
-	spin          = 0.75 // a hit adds up to ±spin to the vertical speed
-	agentSpeed    = 4    // the agent's paddle per Up or Down
-	opponentSpeed = 2.75 // the most the opponent's paddle moves per step
+	ballSpeedX    = 3   // the ball's horizontal speed at a serve
+	speedUp       = 1.1 // each hit multiplies it by speedUp …
+	maxSpeedX     = 7   // … up to maxSpeedX
+	agentSpeed    = 4   // the agent's paddle per Up or Down
+	opponentSpeed = 2   // the most the opponent's paddle moves per step
+)
+
+// Vertical speeds, in pixels per step, as the Atari's few fixed angles:
+// a serve leaves at one of serveSpeedsY, and a return at the one of
+// hitSpeedsY that the quarter of the paddle it strikes gives (from the
+// top quarter, steepest upward): the edges send it steeper than the
+// opponent can follow, the middle back nearly level.
+var (
+	serveSpeedsY = [...]float32{-2, -1, 1, 2}
+	hitSpeedsY   = [...]float32{-3, -1, 1, 3}
 )
 
 // A Game is one Pong match at a time: the ball, the two paddles, the
@@ -72,6 +84,7 @@ const (
 type Game struct {
 	ball, vel       mgl32.Vec2 // the ball's center and velocity
 	agent, opponent mgl32.Vec2 // the paddles' centers
+	aim             float32    // where the opponent keeps the ball: its paddle's center + aim
 	scoreA, scoreO  int
 	steps           int
 	done            bool
@@ -86,7 +99,7 @@ func New(seed uint64) *Game {
 	return g
 }
 
-// Reset starts a new episode: 0–0, paddles centered, the ball served.
+// Reset starts a new episode: 0–0, the paddles centered, the ball served.
 // Episodes after the first draw on from the same generator.
 func (g *Game) Reset() {
 	mid := float32(Top+Bottom) / 2
@@ -135,7 +148,7 @@ func (g *Game) Step(a Action) (reward float32) {
 		g.agent[1] += agentSpeed
 	}
 	g.agent[1] = clampPaddle(g.agent[1])
-	dy := mgl32.Clamp(g.ball.Y()-g.opponent.Y(), -opponentSpeed, opponentSpeed)
+	dy := mgl32.Clamp(g.ball.Y()+g.aim-g.opponent.Y(), -opponentSpeed, opponentSpeed)
 	g.opponent[1] = clampPaddle(g.opponent[1] + dy)
 
 	prev := g.ball
@@ -169,19 +182,19 @@ func clampPaddle(y float32) float32 {
 	return mgl32.Clamp(y, Top+PaddleHeight/2, Bottom-PaddleHeight/2)
 }
 
-// serve puts the ball in the center, leaving toward a random side at a
-// random vertical speed up to serveSpeedY.
+// serve centers the paddles and puts the ball in the center, leaving
+// toward a random side at one of serveSpeedsY drawn at random.
 func (g *Game) serve() {
-	g.ball = mgl32.Vec2{Width / 2, float32(Top+Bottom) / 2}
+	mid := float32(Top+Bottom) / 2
+	g.agent[1], g.opponent[1] = mid, mid
+	g.ball = mgl32.Vec2{Width / 2, mid}
 	dir := float32(1)
 	if g.rng.Uint64()&1 == 0 {
 		dir = -1
 	}
-	g.vel = mgl32.Vec2{dir * ballSpeedX, (2*g.uniform() - 1) * serveSpeedY}
+	g.vel = mgl32.Vec2{dir * ballSpeedX, serveSpeedsY[g.rng.Uint64()%uint64(len(serveSpeedsY))]}
+	g.aimAnew()
 }
-
-// uniform returns a float32 drawn uniformly from [0, 1).
-func (g *Game) uniform() float32 { return float32(g.rng.Uint64()>>40) / (1 << 24) }
 
 // bounceOffWalls reflects the ball off the top and bottom walls.
 func (g *Game) bounceOffWalls() {
@@ -198,11 +211,10 @@ func (g *Game) bounceOffWalls() {
 
 // hit sends the ball back when, moving from prev, its center crossed
 // face (the x at which its edge meets the paddle's front) within reach of
-// paddle. The return is faster (speedUp, up to maxSpeedX) and its
-// vertical speed changes by up to ±angle the farther from the paddle's
-// center the ball strikes, plus a random spin, capped at ±maxSpeedY: an
-// agent that strikes with its paddle's edge sends the ball steeper than
-// the opponent can follow.
+// paddle. The return is faster (speedUp, up to maxSpeedX) and leaves at
+// the vertical speed of hitSpeedsY that the quarter of the paddle struck
+// gives: an agent that strikes with its paddle's edge sends the ball
+// steeper than the opponent can follow.
 func (g *Game) hit(prev, paddle mgl32.Vec2, face float32) {
 	before, after := prev.X()-face, g.ball.X()-face
 	if before*g.vel.X() > 0 || after*g.vel.X() <= 0 {
@@ -217,6 +229,16 @@ func (g *Game) hit(prev, paddle mgl32.Vec2, face float32) {
 	}
 	g.ball[0] = face - after // mirrored back in front of the face
 	g.vel[0] = -mgl32.Clamp(g.vel.X()*speedUp, -maxSpeedX, maxSpeedX)
-	vy := g.vel.Y() + angle*offset/reach + (2*g.uniform()-1)*spin
-	g.vel[1] = mgl32.Clamp(vy, -maxSpeedY, maxSpeedY)
+	quarter := min(int((offset/reach+1)*2), len(hitSpeedsY)-1)
+	g.vel[1] = hitSpeedsY[quarter]
+	if g.vel.X() < 0 {
+		g.aimAnew()
+	}
+}
+
+// aimAnew draws the quarter of its paddle the opponent means to return
+// the ball with, so that its returns take every angle.
+func (g *Game) aimAnew() {
+	const reach = PaddleHeight/2 + BallHeight/2
+	g.aim = reach * (float32(g.rng.Uint64()%4)/2 - 0.75)
 }

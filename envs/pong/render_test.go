@@ -118,3 +118,63 @@ func TestEnvDifferenceFrames(t *testing.T) {
 		t.Errorf("only %d of %d difference frames show movement", moving, steps)
 	}
 }
+
+// The observation Env computes without drawing is Preprocess(Render())
+// in every state a game goes through: paddles against the walls, the
+// ball leaving the screen, odd and even pixel positions.
+func TestObserveIsPreprocessOfRender(t *testing.T) {
+	for seed := range uint64(3) {
+		g := New(seed)
+		p := random(seed, Up, Down, Noop)
+		got := make([]float32, ObsSize)
+		var set [3]patch
+		for step := 0; step < 5000 && !g.Done(); step++ {
+			g.Step(p(g))
+			set = g.observe(got, set)
+			want := Preprocess(g.Render(nil), nil)
+			for i := range want {
+				if got[i] != want[i] {
+					ball, _ := g.Ball()
+					t.Fatalf("seed %d step %d: observation %d (row %d, column %d) is %v, want %v (ball %v, paddles %v %v)",
+						seed, step, i, i/ObsSide, i%ObsSide, got[i], want[i], ball, g.Agent(), g.Opponent())
+				}
+			}
+		}
+	}
+}
+
+// Repeat(a, k) is k Steps: the same game, the rewards summed and the
+// difference frames added up (they telescope), stopping at the end of
+// the episode.
+func TestRepeatIsStepsAddedUp(t *testing.T) {
+	one, three := NewEnv(5), NewEnv(5)
+	p := random(5, Up, Down)
+	for done := false; !done; {
+		a := p(three.Game)
+		obs, reward, d := three.Repeat(a, 3)
+		sum, total := make([]float32, ObsSize), float32(0)
+		for k := 0; k < 3 && !one.Done(); k++ {
+			o, r, _ := one.Step(a)
+			for i, v := range o {
+				sum[i] += v
+			}
+			total += r
+		}
+		if reward != total || d != one.Done() {
+			t.Fatalf("Repeat: reward %v, done %v; three Steps: %v, %v", reward, d, total, one.Done())
+		}
+		for i := range obs {
+			if obs[i] != sum[i] {
+				t.Fatalf("Repeat's difference frame at %d is %v, the Steps' sum %v", i, obs[i], sum[i])
+			}
+		}
+		done = d
+	}
+	if err := tensor.Catch(func() { three.Repeat(Up, 1) }); !errors.Is(err, tensor.ErrArgument) {
+		t.Errorf("Repeat after the episode: %v, want ErrArgument", err)
+	}
+	three.Reset()
+	if err := tensor.Catch(func() { three.Repeat(Up, 0) }); !errors.Is(err, tensor.ErrArgument) {
+		t.Errorf("Repeat(Up, 0): %v, want ErrArgument", err)
+	}
+}

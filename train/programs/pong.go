@@ -78,63 +78,58 @@ func (a *pongAgent) Slots() []nn.Slot { return []nn.Slot{nn.Param("W1", &a.W1), 
 func (a *pongAgent) Children() []nn.Child { return nil }
 
 // episode is what one played episode keeps for the update: the sparse
-// difference frames (their non-zero pixels), the actions and rewards.
+// difference frames, the actions and rewards.
 type episode struct {
 	env     *pong.Env
 	obs     []float32 // the current observation
-	starts  []int     // frame t's pixels are idx[starts[t]:starts[t+1]]
-	idx     []int32
-	val     []int8
+	frames  frames
 	ys      []float32 // 1 for Up, 0 for Down
 	rewards []float64
 	done    bool
 }
 
-func (e *episode) record(obs []float32) {
-	e.starts = append(e.starts, len(e.idx))
-	for i, v := range obs {
-		if v != 0 {
-			e.idx = append(e.idx, int32(i))
-			e.val = append(e.val, int8(v))
-		}
-	}
+// frames are difference frames by their non-zero pixels, which are 1 or
+// -1 (differences of frames of 0s and 1s): pixel idx[0][k] of frame
+// seg[0][k] is 1, pixel idx[1][k] of frame seg[1][k] is -1.
+type frames struct {
+	idx, seg [2][]int32
+	rows     int
 }
 
-// sparse returns the recorded frames as their non-zero pixels: pixel
-// idx[k] of frame seg[k] is val[k].
-func (e *episode) sparse() (idx, seg []int32, val []float32) {
-	seg = make([]int32, len(e.idx))
-	val = make([]float32, len(e.idx))
-	for t, start := range e.starts {
-		end := len(e.idx)
-		if t+1 < len(e.starts) {
-			end = e.starts[t+1]
-		}
-		for k := start; k < end; k++ {
-			seg[k], val[k] = int32(t), float32(e.val[k])
+// add appends obs as the next frame.
+func (f *frames) add(obs []float32) {
+	for p, v := range obs {
+		if v != 0 {
+			s := 0
+			if v < 0 {
+				s = 1
+			}
+			f.idx[s], f.seg[s] = append(f.idx[s], int32(p)), append(f.seg[s], int32(f.rows))
 		}
 	}
-	return e.idx, seg, val
+	f.rows++
 }
 
 // columns returns W1ᵀ, (6400, H), contiguous: the rows logits picks.
 func (a *pongAgent) columns() *tensor.Tensor { return a.W1.T().Contiguous() }
 
-// logits returns the policy's logits W2·relu(W1 x) for rows frames given
-// by their non-zero pixels (pixel idx[k] of frame seg[k] is val[k]), w1t
+// logits returns the policy's logits W2·relu(W1 x) for the frames f, w1t
 // being columns(). A difference frame has a few dozen of its 6400 pixels
-// set, so W1 x is computed as the sum of the columns of W1 at them: the
-// rows of W1ᵀ picked by IndexSelect, scaled, and summed per frame by
-// IndexAdd, the same product as the dense (rows, 6400)·(6400, H) one at
-// a hundredth of the work, and differentiable the same way.
-func (a *pongAgent) logits(w1t *tensor.Tensor, idx, seg []int32, val []float32, rows int) *tensor.Tensor {
+// set, all 1 or -1, so W1 x is the sum of the columns of W1 at its 1s
+// minus the sum at its -1s: rows of W1ᵀ picked by IndexSelect and summed
+// per frame by IndexAdd, the same product as the dense (rows, 6400)·
+// (6400, H) one at a hundredth of the work, differentiable the same way.
+func (a *pongAgent) logits(w1t *tensor.Tensor, f *frames) *tensor.Tensor {
 	dev := a.r.Device
-	h := tensor.Zeros([]int{rows, a.c.hidden}, tensor.On(dev))
-	if len(idx) > 0 {
-		picked := w1t.IndexSelect(0, tensor.New(idx, len(idx)).To(dev)).Mul(tensor.New(val, len(val), 1).To(dev))
-		h = h.IndexAdd(0, tensor.New(seg, len(seg)).To(dev), picked)
+	var sums [2]*tensor.Tensor
+	for s := range sums {
+		sums[s] = tensor.Zeros([]int{f.rows, a.c.hidden}, tensor.On(dev))
+		if n := len(f.idx[s]); n > 0 {
+			picked := w1t.IndexSelect(0, tensor.New(f.idx[s], n).To(dev))
+			sums[s] = sums[s].IndexAdd(0, tensor.New(f.seg[s], n).To(dev), picked)
+		}
 	}
-	return h.ReLU().MatMul(a.W2)
+	return sums[0].Sub(sums[1]).ReLU().MatMul(a.W2)
 }
 
 // play plays a batch of episodes side by side with the current policy.
@@ -159,37 +154,23 @@ func (a *pongAgent) play(n int) []*episode {
 		if len(live) == 0 {
 			return eps
 		}
-		var idx, seg []int32
-		var val []float32
-		for i, e := range live {
-			for p, v := range e.obs {
-				if v != 0 {
-					idx, seg, val = append(idx, int32(p)), append(seg, int32(i)), append(val, v)
-				}
-			}
+		var now frames
+		for _, e := range live {
+			now.add(e.obs)
 		}
 		var probs []float32
 		tensor.NoGrad(func() {
 			tensor.Scope(func() {
-				probs = a.logits(w1t, idx, seg, val, len(live)).Sigmoid().To(tensor.CPU).Float32s()
+				probs = a.logits(w1t, &now).Sigmoid().To(tensor.CPU).Float32s()
 			})
 		})
 		for i, e := range live {
-			e.record(e.obs)
+			e.frames.add(e.obs)
 			action, y := pong.Down, float32(0)
 			if rng.Float32() < probs[i] {
 				action, y = pong.Up, 1
 			}
-			obs, reward, done := e.env.Step(action)
-			for k := 1; k < a.c.skip && !done; k++ {
-				// The differences of consecutive frames add up to the
-				// difference across the skipped ones.
-				more, r, d := e.env.Step(action)
-				for i, v := range more {
-					obs[i] += v
-				}
-				reward, done = reward+r, d
-			}
+			obs, reward, done := e.env.Repeat(action, a.c.skip)
 			e.obs = obs
 			e.ys = append(e.ys, y)
 			e.rewards = append(e.rewards, float64(reward))
@@ -232,17 +213,9 @@ func advantages(r []float64, gamma float64) []float32 {
 
 func (a *pongAgent) Step(n int) float64 {
 	eps := a.play(n)
+	a.learn(eps)
 	total := 0.0
 	for _, e := range eps {
-		T := len(e.ys)
-		tensor.Scope(func() {
-			idx, seg, val := e.sparse()
-			logit := a.logits(a.columns(), idx, seg, val, T)
-			y := tensor.New(e.ys, T).To(a.r.Device)
-			adv := tensor.New(advantages(e.rewards, a.c.gamma), T).To(a.r.Device)
-			// -Σ adv·log π(action): descending it ascends his objective.
-			autograd.Backward(nn.BinaryCrossEntropyWithLogits(logit, y, nn.Weight(adv), nn.Reduce(nn.ReduceSum)))
-		})
 		score := 0.0
 		for _, r := range e.rewards {
 			score += r
@@ -255,9 +228,31 @@ func (a *pongAgent) Step(n int) float64 {
 		}
 		a.run.Episodes++
 	}
+	return total / float64(len(eps))
+}
+
+// learn makes his update from a batch of played episodes: the gradient
+// of Σ advantage·log π(action) summed over the episodes (his
+// grad_buffer), then one RMSProp step.
+func (a *pongAgent) learn(eps []*episode) {
+	a.accumulate(eps)
 	a.opt.Step()
 	a.opt.ZeroGrad()
-	return total / float64(len(eps))
+}
+
+// accumulate adds each episode's gradient of -Σ advantage·log π(action)
+// to the weights' gradients.
+func (a *pongAgent) accumulate(eps []*episode) {
+	for _, e := range eps {
+		T := len(e.ys)
+		tensor.Scope(func() {
+			logit := a.logits(a.columns(), &e.frames)
+			y := tensor.New(e.ys, T).To(a.r.Device)
+			adv := tensor.New(advantages(e.rewards, a.c.gamma), T).To(a.r.Device)
+			// -Σ adv·log π(action): descending it ascends his objective.
+			autograd.Backward(nn.BinaryCrossEntropyWithLogits(logit, y, nn.Weight(adv), nn.Reduce(nn.ReduceSum)))
+		})
+	}
 }
 
 func (a *pongAgent) Evaluate() []train.Metric {
