@@ -17,10 +17,11 @@ func lay(t *Tensor) cpu.Layout {
 	return cpu.Layout{Shape: t.shape, Strides: t.strides, Offset: t.offset}
 }
 
-// cpuBuf returns t's CPU buffer as a []T. It panics when T is not the
-// element type of t's dtype, a bug in tensor.
+// cpuBuf returns t's CPU buffer as a []T, realizing t first if it is
+// pending. It panics when T is not the element type of t's dtype, a bug
+// in tensor.
 func cpuBuf[T cpu.Elem](t *Tensor) []T {
-	b, ok := t.ref.s.buf.([]T)
+	b, ok := t.ref.s.memory().([]T)
 	if !ok {
 		panic(fmt.Sprintf("tensor: the CPU buffer of a %v tensor is %T, not %T", t.dtype, t.ref.s.buf, b))
 	}

@@ -16,8 +16,11 @@ func (x *Tensor) unary(op Op, p ...float64) *Tensor {
 	if dt == Float32 { // PyTorch rounds scalars to the tensor's type first, as the GPU must
 		params[0], params[1] = float64(float32(params[0])), float64(float32(params[1]))
 	}
-	out := newTensor(dt, x.shape, x.Device())
-	backendOf(x.Device()).unary(op, params, out, x)
+	out := fuse(op, params, dt, dt, x.shape, x)
+	if out == nil {
+		out = newTensor(dt, x.shape, x.Device())
+		backendOf(x.Device()).unary(op, params, out, x)
+	}
 	return record(out, op, Attrs{Scalars: slices.Clone(p)}, x)
 }
 
@@ -198,8 +201,12 @@ func (x *Tensor) binary(op Op, y *Tensor) *Tensor {
 	outDT := row.outType(dt)
 	shape := broadcastShapes(name, []*Tensor{x, y})
 	x, y = x.Cast(dt), y.Cast(dt)
-	out := newTensor(outDT, shape, x.Device())
-	backendOf(x.Device()).binary(op, out, x.broadcastView(shape), y.broadcastView(shape))
+	xb, yb := x.broadcastView(shape), y.broadcastView(shape)
+	out := fuse(op, [2]float64{}, dt, outDT, shape, xb, yb)
+	if out == nil {
+		out = newTensor(outDT, shape, x.Device())
+		backendOf(x.Device()).binary(op, out, xb, yb)
+	}
 	return record(out, op, Attrs{}, x, y)
 }
 
@@ -357,8 +364,12 @@ func ternary(op Op, a, b, c *Tensor, value float64) *Tensor {
 	dt := op.info().computeType(PromoteTypes(PromoteTypes(a.dtype, b.dtype), c.dtype), true)
 	a, b, c = a.Cast(dt), b.Cast(dt), c.Cast(dt)
 	shape := broadcastShapes(name, []*Tensor{a, b, c})
-	out := newTensor(dt, shape, a.Device())
-	backendOf(a.Device()).ternary(op, value, out, a.broadcastView(shape), b.broadcastView(shape), c.broadcastView(shape))
+	ab, bb, cb := a.broadcastView(shape), b.broadcastView(shape), c.broadcastView(shape)
+	out := fuse(op, [2]float64{value}, dt, dt, shape, ab, bb, cb)
+	if out == nil {
+		out = newTensor(dt, shape, a.Device())
+		backendOf(a.Device()).ternary(op, value, out, ab, bb, cb)
+	}
 	return record(out, op, Attrs{Scalars: []float64{value}}, a, b, c)
 }
 

@@ -19,6 +19,9 @@ import (
 // built for (dst: the op's output dtype).
 type cpuKernel interface {
 	run(p [2]float64, dst *Tensor, in [3]*Tensor)
+	// chunk returns the kernel on contiguous runs, for fused passes
+	// (fuse_cpu.go).
+	chunk(p [2]float64) chunkFn
 }
 
 // cpuKernels holds an op's CPU kernel for every dtype it computes in,

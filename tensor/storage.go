@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -17,6 +18,14 @@ type storage struct {
 	n       int
 	idx     indexRange // the range of int32 values, when known (index_range.go)
 	buf     any        // backend-specific: []float32 ... on the CPU, a GPU buffer handle on the GPU
+
+	// pend, when not nil, is the fused expression whose result the
+	// storage will hold: buf is nil until realize (fuse.go).
+	pend atomic.Pointer[fexpr]
+	// readers are the pending storages whose expressions read this one,
+	// realized before an in-place op writes it.
+	rmu     sync.Mutex
+	readers []*storage
 }
 
 // newStorage allocates n elements on dev through the dispatch table. The
@@ -29,7 +38,14 @@ func newStorage(dt DType, n int, dev Device) *storage {
 	s := &storage{dtype: dt, device: dev, n: n, buf: buf}
 	s.refs.Store(1)
 	liveStorages.Add(1)
+	countAlloc(dt, n)
 	return s
+}
+
+// countAlloc adds an allocation of n elements of dt to the counters.
+func countAlloc(dt DType, n int) {
+	counters.storageBytes.Add(int64(n) * int64(dt.Size()))
+	counters.storages.Add(1)
 }
 
 // liveStorages counts storages whose memory has not gone back to their
@@ -66,6 +82,11 @@ func (s *storage) live() bool { return s.refs.Load() > 0 }
 func (s *storage) release() {
 	switch r := s.refs.Add(-1); {
 	case r == 0:
+		if e := s.pend.Swap(nil); e != nil { // never realized: no memory
+			liveStorages.Add(-1)
+			e.drop(s)
+			return
+		}
 		buf := s.buf
 		s.buf = nil
 		liveStorages.Add(-1)
@@ -109,14 +130,20 @@ func (t *Tensor) attach(s *storage, retain bool) {
 // borrow gives t, a view of a kept tensor, a borrowed ref on s.
 func (t *Tensor) borrow(s *storage) { t.ref = &ref{s: s, borrowed: true} }
 
-// pin takes a reference on the storage of each tensor for the duration
-// of a backend call, and unpin drops them; backend methods start with
+// pin realizes pending operands (fuse.go) and takes a reference on the
+// storage of each tensor for the duration of a backend call, and unpin
+// drops them; backend methods start with
 // defer unpin(pin(operands...)). A tensor that another goroutine
 // releases mid-call thus keeps its memory until the call returns, and
 // one already released fails here with ErrReleased rather than handing
 // the kernel a buffer the pool gave to someone else. The pinned
 // tensors also stay reachable, so no runtime cleanup runs mid-kernel.
 func pin(ts ...*Tensor) []*Tensor {
+	for _, t := range ts {
+		if t != nil && t.ref.s.pend.Load() != nil {
+			t.ref.s.realize()
+		}
+	}
 	for i, t := range ts {
 		if t != nil && !t.ref.s.tryRetain() {
 			unpin(ts[:i])
