@@ -40,7 +40,7 @@ var fuseOps = []struct {
 }
 
 type fuseEnv struct {
-	pool            []*tensor.Tensor
+	pool             []*tensor.Tensor
 	row, col, scalar *tensor.Tensor
 }
 
