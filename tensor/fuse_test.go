@@ -223,3 +223,12 @@ func TestGPUFusionOneDispatch(t *testing.T) {
 		}
 	})
 }
+
+// eagerOnly runs the rest of the test with fusion off: the test checks
+// mechanics of the eager path (storage references, when a labelled
+// kernel is recorded, which block a freed tensor leaves), which a pending
+// result changes by holding its inputs until it is realized.
+func eagerOnly(t *testing.T) {
+	was := tensor.SetFusion(false)
+	t.Cleanup(func() { tensor.SetFusion(was) })
+}
