@@ -320,8 +320,12 @@ func Where(cond, x, y *Tensor) *Tensor {
 	dt := PromoteTypes(x.dtype, y.dtype)
 	x, y = x.Cast(dt), y.Cast(dt)
 	shape := broadcastShapes("Where", []*Tensor{cond, x, y})
-	out := newTensor(dt, shape, x.Device())
-	backendOf(x.Device()).where(out, cond.broadcastView(shape), x.broadcastView(shape), y.broadcastView(shape))
+	cb, xb, yb := cond.broadcastView(shape), x.broadcastView(shape), y.broadcastView(shape)
+	out := fuse(OpWhere, [2]float64{}, dt, dt, shape, cb, xb, yb)
+	if out == nil {
+		out = newTensor(dt, shape, x.Device())
+		backendOf(x.Device()).where(out, cb, xb, yb)
+	}
 	if dt == Int32 { // indices picked from two known ranges stay in their union
 		if xl, xh, _, ok := x.ref.s.knownIndexRange(); ok {
 			if yl, yh, _, ok := y.ref.s.knownIndexRange(); ok {

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"runtime/debug"
 	"os"
 	"slices"
 	"strings"
@@ -27,6 +28,8 @@ import (
 
 // FusionEnv names the environment variable that turns fusion on ("on",
 // "1") or off ("off", "0"); SetFusion overrides it.
+var debugFuse = os.Getenv("DEBUGFUSE") != ""
+
 const FusionEnv = "TESSERA_FUSION"
 
 // fusionOn is the switch: 1 on, 0 off.
@@ -99,8 +102,9 @@ type fexpr struct {
 // An fnode is one op of an expression: its row, its arguments (a leaf
 // index -a-1 when a < 0, else an earlier node), its scalars as the
 // backend receives them, the dtype it computes in (its arguments') and
-// its result's dtype.
+// its result's dtype. A constant node has no op and no arguments.
 type fnode struct {
+	konst bool // a constant: p[0] as out, no row (a pending Full)
 	op    Op
 	args  [3]int
 	nargs int
@@ -109,14 +113,11 @@ type fnode struct {
 	out   DType
 }
 
-// fusable reports whether op's row can be a node: the elementwise
-// families whose kernels are the row's CPU functions and WGSL expression.
-func fusable(op Op) bool {
-	switch op.info().fam {
-	case famUnary, famBinary, famTernary:
-		return true
-	}
-	return false
+// fusable reports whether op's row can be a node computing in ct: a row
+// with a WGSL expression and a CPU kernel for ct (the elementwise ops).
+func fusable(op Op, ct DType) bool {
+	row := op.info()
+	return row.wgsl != "" && ct.valid() && row.cpu[ct] != nil
 }
 
 // fuse returns op's result as a pending tensor of dtype out and shape
@@ -124,7 +125,7 @@ func fusable(op Op) bool {
 // when the op should run eagerly: fusion off, an op no row of which
 // fuses, an empty result, or operands the device binds in ranges.
 func fuse(op Op, p [2]float64, ct, out DType, shape []int, ins ...*Tensor) *Tensor {
-	if !fusionOn.Load() || !fusable(op) {
+	if !fusionOn.Load() || !fusable(op, ct) {
 		return nil
 	}
 	dev := ins[0].Device()
@@ -147,6 +148,82 @@ func fuse(op Op, p [2]float64, ct, out DType, shape []int, ins ...*Tensor) *Tens
 	}
 	counters.pendingOps.Add(1)
 	return newPendingTensor(e, dev)
+}
+
+// fuseConstant returns a pending tensor of shape filled with v (as a
+// cast converts it to dt) on dev, or nil when fusion is off, dt is Bool
+// or the tensor is empty or too big to bind whole: consumers inline the
+// constant, so a scalar operand costs no kernel and no memory.
+func fuseConstant(shape []int, v float64, dt DType, dev Device) *Tensor {
+	n := layout.Numel(shape)
+	if !fusionOn.Load() || dt == Bool || n == 0 || !backendOf(dev).fusable(n) {
+		return nil
+	}
+	e := &fexpr{shape: slices.Clone(shape), dtype: dt, scalar: dt, nodes: []fnode{{konst: true, p: [2]float64{v}, ct: dt, out: dt}}}
+	counters.pendingOps.Add(1)
+	return newPendingTensor(e, dev)
+}
+
+// fuseClone returns a copy of the pending tensor t as another pending
+// tensor computing the same expression (no kernel, no memory until
+// used), or nil when t is no whole pending result or fusion is off.
+func fuseClone(t *Tensor) *Tensor {
+	if !fusionOn.Load() || t.ref.s.pend.Load() == nil {
+		return nil
+	}
+	e := &fexpr{shape: slices.Clone(t.shape), dtype: t.dtype, scalar: Bool}
+	if _, ok := e.inline(t); !ok {
+		return nil
+	}
+	counters.pendingOps.Add(1)
+	return newPendingTensor(e, t.Device())
+}
+
+// fuseInPlace computes op on ins (the target t first, then the operands
+// cast to its dtype and broadcast to its shape) into t as one fused
+// kernel that inlines the pending operands, and reports whether it did.
+// It declines when fusion is off or no operand is pending (the eager
+// kernel is then the one dispatch already). The caller flushed every
+// pending reader of t (checkInPlace), so each leaf on t's storage has
+// t's own layout: every element is read, then written, in place.
+func fuseInPlace(op Op, p [2]float64, t *Tensor, ins ...*Tensor) bool {
+	ct := t.dtype
+	if !fusionOn.Load() || !fusable(op, ct) || !slices.ContainsFunc(ins[1:], func(x *Tensor) bool { return x.ref.s.pend.Load() != nil }) {
+		return false
+	}
+	b := backendOf(t.Device())
+	if t.Numel() == 0 || !b.fusable(t.ref.s.n) || slices.ContainsFunc(ins, func(x *Tensor) bool { return !b.fusable(x.ref.s.n) }) {
+		return false
+	}
+	scalar := Bool
+	if ct != Bool {
+		scalar = ct
+	}
+	t.ref.s.realize()
+	e := build(op, p, ct, ct, t.shape, scalar, ins, true)
+	if e == nil {
+		return false
+	}
+	defer e.drop(nil)
+	for _, l := range e.leaves {
+		if l.ref.s == t.ref.s && (l.offset != t.offset || !slices.Equal(l.strides, t.strides)) {
+			return false
+		}
+	}
+	defer unpin(pin(t))
+	b.fused(t, e)
+	counters.fusedKernels.Add(1)
+	counters.fusedOps.Add(int64(len(e.nodes)))
+	return true
+}
+
+// label names the kernel that realizes e, after its last op.
+func (e *fexpr) label() string {
+	last := e.nodes[len(e.nodes)-1]
+	if last.konst {
+		return "fused fill"
+	}
+	return "fused " + last.op.String()
 }
 
 // build makes the expression of op over ins, inlining pending inputs when
@@ -323,7 +400,7 @@ func (s *storage) realize() {
 	}
 	buf, err := alloc(s.dtype, s.n, s.device)
 	if err != nil {
-		panic(&Error{Op: "fused " + e.nodes[len(e.nodes)-1].op.String(), Err: err, Devices: []Device{s.device}})
+		panic(&Error{Op: e.label(), Err: err, Devices: []Device{s.device}})
 	}
 	countAlloc(s.dtype, s.n)
 	s.buf = buf
@@ -336,6 +413,10 @@ func (s *storage) realize() {
 			backendOf(s.device).free(s.dtype, buf)
 		}
 	}()
+	if debugFuse {
+		println("realize", e.label(), len(e.nodes))
+		debug.PrintStack()
+	}
 	backendOf(s.device).fused(dst, e)
 	done = true
 	counters.fusedKernels.Add(1)

@@ -62,6 +62,11 @@ func (f fn3[T]) chunk(p [2]float64) chunkFn {
 type leafLoader interface {
 	alloc(n int) any
 	load(tmp, buf any, off, step, n int)
+	// store writes n elements of tmp to buf from off, step apart.
+	store(buf any, off, step int, tmp any, n int)
+	// constant is the chunk kernel of a constant node: v as a cast
+	// converts it.
+	constant(v float64) chunkFn
 }
 
 type loaderOf[T cpu.Elem] struct{}
@@ -82,11 +87,28 @@ func (loaderOf[T]) load(tmp, buf any, off, step, n int) {
 	}
 }
 
+func (loaderOf[T]) store(buf any, off, step int, tmp any, n int) {
+	b, t := buf.([]T), tmp.([]T)[:n]
+	for i, v := range t {
+		b[off+i*step] = v
+	}
+}
+
+func (loaderOf[T]) constant(v float64) chunkFn {
+	c := fromFloat64[T](v)
+	return func(dst any, do int, _ *[3]any, _ *[3]int, n int) {
+		d := dst.([]T)[do : do+n]
+		for i := range d {
+			d[i] = c
+		}
+	}
+}
+
 var leafLoaders = [numDTypes]leafLoader{Float32: loaderOf[float32]{}, Float64: loaderOf[float64]{}, Int32: loaderOf[int32]{}, Bool: loaderOf[bool]{}}
 
 func (cpuBackend) fusable(int) bool { return true }
 
-// fused computes e into dst in one pass: rows of the output and the
+// fused computes e into dst (any layout) in one pass: rows of the output and the
 // leaves as the elementwise kernels walk them, each cut into chunks of
 // fuseChunk elements through which every node runs in order (its row's
 // CPU kernel), temporaries of one chunk per node and goroutine.
@@ -94,7 +116,11 @@ func (cpuBackend) fused(dst *Tensor, e *fexpr) {
 	defer unpin(pin(e.leaves...))
 	fns := make([]chunkFn, len(e.nodes))
 	for k, n := range e.nodes {
-		fns[k] = cpuFor(n.op.String(), n.ct, &n.op.info().cpu).chunk(n.p)
+		if n.konst {
+			fns[k] = leafLoaders[n.out].constant(n.p[0])
+		} else {
+			fns[k] = cpuFor(n.op.String(), n.ct, &n.op.info().cpu).chunk(n.p)
+		}
 	}
 	ls := make([]cpu.Layout, 1+len(e.leaves))
 	ls[0] = lay(dst)
@@ -105,9 +131,11 @@ func (cpuBackend) fused(dst *Tensor, e *fexpr) {
 	out, last := dst.ref.s.buf, len(e.nodes)-1
 	cpu.Rows(dst.shape, ls, dst.Numel()*len(e.nodes), func(steps []int) func(offs []int, n int) {
 		chunk := min(fuseChunk, dst.Numel())
-		temps := make([]any, len(e.nodes)) // node results; the last goes to out
-		for k, n := range e.nodes[:last] {
-			temps[k] = leafLoaders[n.out].alloc(chunk)
+		temps := make([]any, len(e.nodes)) // node results; the last goes to out where it is a run
+		for k, n := range e.nodes {
+			if k < last || steps[0] != 1 {
+				temps[k] = leafLoaders[n.out].alloc(chunk)
+			}
 		}
 		leafTmp := make([]any, len(e.leaves)) // leaves that are no contiguous run
 		for j, l := range e.leaves {
@@ -136,11 +164,14 @@ func (cpuBackend) fused(dst *Tensor, e *fexpr) {
 							in[a], io[a] = bufs[-arg-1], offs[-arg]+c
 						}
 					}
-					if k == last {
-						fns[k](out, offs[0]+c*steps[0], &in, &io, m)
+					if k == last && steps[0] == 1 {
+						fns[k](out, offs[0]+c, &in, &io, m)
 					} else {
 						fns[k](temps[k], 0, &in, &io, m)
 					}
+				}
+				if steps[0] != 1 { // a strided target (an in-place op on a view)
+					leafLoaders[dst.dtype].store(out, offs[0]+c*steps[0], steps[0], temps[last], m)
 				}
 			}
 		}

@@ -155,6 +155,41 @@ func TestFusionInPlace(t *testing.T) {
 	}
 }
 
+// TestFusionInPlaceInlines checks in-place ops whose operands are
+// pending (one fused kernel written into the target, a strided view
+// included) against the eager values, and Clone of a pending tensor.
+func TestFusionInPlaceInlines(t *testing.T) {
+	for _, dev := range fusionDevices(t) {
+		run := func() [][]float32 {
+			p := tensor.New([]float32{1, 2, 3, 4, 5, 6}, 2, 3).To(dev)
+			q := tensor.New([]float32{1, 2, 3, 4, 5, 6}, 3, 2).To(dev)
+			g := tensor.New([]float32{0.5, -1, 2}, 3).To(dev)
+			// Scopes release the temporaries: a pending tensor still
+			// alive when its input is modified in place is realized.
+			tensor.Scope(func() { p.AddInPlace(g.Mul(g).AddScalar(1), -0.1) })
+			tensor.Scope(func() { q.T().AddcmulInPlace(g.Exp(), p.Tanh(), 0.5) }) // a strided target
+			c := tensor.ScopeResult(func() *tensor.Tensor { return g.Sigmoid().Clone() })
+			g.MulScalarInPlace(2) // realizes c: it reads g
+			return [][]float32{p.Float32s(), q.Float32s(), c.Float32s(), g.Float32s()}
+		}
+		var ref, got [][]float32
+		withFusion(false, func() { ref = run() })
+		before := tensor.ReadCounters()
+		withFusion(true, func() { got = run() })
+		if k := tensor.ReadCounters().FusedKernels - before.FusedKernels; k != 3 {
+			t.Errorf("%v: %d fused kernels, want 3 (two in place, the clone)", dev, k)
+		}
+		tol := approx.Float32(16)
+		for i := range ref {
+			for j := range ref[i] {
+				if !tol.Equal(float64(got[i][j]), float64(ref[i][j])) {
+					t.Errorf("%v: value %d element %d: fused %v, eager %v", dev, i, j, got[i][j], ref[i][j])
+				}
+			}
+		}
+	}
+}
+
 // TestFusionReleasesUnrealized checks that pending tensors dropped
 // without being read hold no memory afterwards.
 func TestFusionReleasesUnrealized(t *testing.T) {
