@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"runtime/debug"
 	"os"
 	"slices"
 	"strings"
@@ -28,8 +27,6 @@ import (
 
 // FusionEnv names the environment variable that turns fusion on ("on",
 // "1") or off ("off", "0"); SetFusion overrides it.
-var debugFuse = os.Getenv("DEBUGFUSE") != ""
-
 const FusionEnv = "TESSERA_FUSION"
 
 // fusionOn is the switch: 1 on, 0 off.
@@ -413,10 +410,6 @@ func (s *storage) realize() {
 			backendOf(s.device).free(s.dtype, buf)
 		}
 	}()
-	if debugFuse {
-		println("realize", e.label(), len(e.nodes))
-		debug.PrintStack()
-	}
 	backendOf(s.device).fused(dst, e)
 	done = true
 	counters.fusedKernels.Add(1)
