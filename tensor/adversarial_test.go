@@ -77,6 +77,7 @@ func adversarialFuncs() []A.Case {
 		A.C("EmptyCache", g(tensor.EmptyCache)),
 		A.C("Fusion", g(func() { _ = tensor.Fusion() })),
 		A.C("ReadCounters", g(func() { _ = tensor.ReadCounters() })),
+		A.C("Realize", A.Each(func(x *T) { tensor.Realize(x, nil) })),
 		A.C("SetFusion", g(func() { tensor.SetFusion(tensor.SetFusion(true)) })),
 		A.C("EnableGrad", g(func() { tensor.EnableGrad(nil) })),
 		A.C("Eye", intsOpts(func(i []int, o ...tensor.Option) { tensor.Eye(i[0], o...) }, 3)),

@@ -75,7 +75,7 @@ func checkCreate(op string, shape []int, o options) options {
 // placed as empty places a tensor, or nil.
 func pendingFull(op string, shape []int, v float64, o options) *Tensor {
 	o = checkCreate(op, shape, o)
-	t := fuseConstant(shape, v, o.dtype, o.device)
+	t := fuseConstant(op, shape, v, o.dtype, o.device)
 	if t == nil {
 		return nil
 	}

@@ -45,6 +45,19 @@ func init() {
 // unless it says "on" or "1").
 func SetFusion(on bool) (was bool) { return fusionOn.Swap(on) }
 
+// Realize computes every pending tensor among ts now (fusion defers an
+// elementwise op until its result is used; see SetFusion), so that
+// timing or memory is measured where the caller wants it. Tensors that
+// are not pending, and nil ones, are left as they are. It panics with
+// ErrReleased for a tensor whose memory was released.
+func Realize(ts ...*Tensor) {
+	for _, t := range ts {
+		if t != nil {
+			t.storage("Realize").realize()
+		}
+	}
+}
+
 // Fusion reports whether elementwise fusion is on.
 func Fusion() bool { return fusionOn.Load() }
 
@@ -135,6 +148,7 @@ func fuse(op Op, p [2]float64, ct, out DType, shape []int, ins ...*Tensor) *Tens
 			return nil
 		}
 	}
+	mustFit(op.String(), out, n, dev, ins...)
 	scalar := Bool
 	if ct != Bool {
 		scalar = ct
@@ -151,11 +165,12 @@ func fuse(op Op, p [2]float64, ct, out DType, shape []int, ins ...*Tensor) *Tens
 // cast converts it to dt) on dev, or nil when fusion is off, dt is Bool
 // or the tensor is empty or too big to bind whole: consumers inline the
 // constant, so a scalar operand costs no kernel and no memory.
-func fuseConstant(shape []int, v float64, dt DType, dev Device) *Tensor {
+func fuseConstant(op string, shape []int, v float64, dt DType, dev Device) *Tensor {
 	n := layout.Numel(shape)
 	if !fusionOn.Load() || dt == Bool || n == 0 || !backendOf(dev).fusable(n) {
 		return nil
 	}
+	mustFit(op, dt, n, dev)
 	e := &fexpr{shape: slices.Clone(shape), dtype: dt, scalar: dt, nodes: []fnode{{konst: true, p: [2]float64{v}, ct: dt, out: dt}}}
 	counters.pendingOps.Add(1)
 	return newPendingTensor(e, dev)
@@ -168,6 +183,7 @@ func fuseClone(t *Tensor) *Tensor {
 	if !fusionOn.Load() || t.ref.s.pend.Load() == nil {
 		return nil
 	}
+	mustFit("Clone", t.dtype, t.Numel(), t.Device(), t)
 	e := &fexpr{shape: slices.Clone(t.shape), dtype: t.dtype, scalar: Bool}
 	if _, ok := e.inline(t); !ok {
 		return nil
@@ -214,6 +230,23 @@ func fuseInPlace(op Op, p [2]float64, t *Tensor, ins ...*Tensor) bool {
 	return true
 }
 
+// mustFit panics, as allocating would, when a result of n elements of
+// dt cannot be allocated on dev now: a pending result fails where the
+// eager op fails, with the error the eager op gives (its memory is
+// allocated later, when it is realized). The GPU asks its allocator
+// (the block found goes back to its cache, ready for the realization).
+func mustFit(op string, dt DType, n int, dev Device, ts ...*Tensor) {
+	if dev.Kind == KindCPU {
+		checkFits(op, dt, n, dev, ts...)
+		return
+	}
+	buf, err := alloc(dt, n, dev)
+	if err != nil {
+		panic(&Error{Op: op, Err: err, Devices: []Device{dev}})
+	}
+	backendOf(dev).free(dt, buf)
+}
+
 // label names the kernel that realizes e, after its last op.
 func (e *fexpr) label() string {
 	last := e.nodes[len(e.nodes)-1]
@@ -227,7 +260,14 @@ func (e *fexpr) label() string {
 // inline is set. It returns nil when the result exceeds the limits. The
 // leaves it returns are retained and registered as read by it.
 func build(op Op, p [2]float64, ct, out DType, shape []int, scalar DType, ins []*Tensor, inline bool) *fexpr {
-	e := &fexpr{shape: slices.Clone(shape), dtype: out, scalar: scalar}
+	size := 1
+	for _, x := range ins {
+		if pe := x.ref.s.pend.Load(); pe != nil && inline {
+			size += len(pe.nodes)
+		}
+	}
+	e := &fexpr{shape: slices.Clone(shape), dtype: out, scalar: scalar,
+		nodes: make([]fnode, 0, min(size, maxFusedNodes)), leaves: make([]*Tensor, 0, 4)}
 	node := fnode{op: op, p: p, ct: ct, out: out, nargs: len(ins)}
 	for i, x := range ins {
 		if inline {
@@ -272,17 +312,28 @@ func (e *fexpr) inline(x *Tensor) (int, bool) {
 	if pe == nil || (pe.scalar != Bool && e.scalar != Bool && pe.scalar != e.scalar) {
 		return 0, false
 	}
-	strides, ok := broadcastMap(x, pe.shape)
-	if !ok || len(e.nodes)+len(pe.nodes)+1 > maxFusedNodes {
+	if len(e.nodes)+len(pe.nodes)+1 > maxFusedNodes {
 		return 0, false
+	}
+	// x is the producer's result itself (no leaf to re-lay), or a
+	// broadcast view of it.
+	var dims []int
+	if x.offset != 0 || !slices.Equal(x.shape, pe.shape) || !layout.IsContiguous(x.shape, x.strides) {
+		var ok bool
+		if dims, ok = broadcastMap(x, pe.shape); !ok {
+			return 0, false
+		}
 	}
 	// Retain the producer's leaves, then check it is still pending: if
 	// another goroutine realized it meanwhile, its leaves may be gone.
-	leafIdx := make([]int, len(pe.leaves))
+	var leafIdx [maxFusedLeaves]int
 	nLeaves := len(e.leaves)
 	for j, l := range pe.leaves {
-		v := &Tensor{dtype: l.dtype, offset: l.offset, ref: l.ref}
-		v.setLayout(x.shape, composeStrides(strides, l.strides, len(x.shape)))
+		v := l
+		if dims != nil {
+			v = &Tensor{dtype: l.dtype, offset: l.offset, ref: l.ref}
+			v.setLayout(x.shape, composeStrides(dims, l.strides, len(x.shape)))
+		}
 		if !l.ref.s.tryRetain() {
 			e.dropLeavesFrom(nLeaves)
 			return 0, false
