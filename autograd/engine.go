@@ -48,13 +48,7 @@ func fail(detail string, ts ...*tensor.Tensor) { failAs("Backward", tensor.ErrAu
 
 // failAs panics with a *tensor.Error for op of the given kind.
 func failAs(op string, kind error, detail string, ts ...*tensor.Tensor) {
-	e := &tensor.Error{Op: op, Err: kind, Detail: detail}
-	for _, t := range ts {
-		e.Shapes = append(e.Shapes, t.Shape())
-		e.DTypes = append(e.DTypes, t.DType())
-		e.Devices = append(e.Devices, t.Device())
-	}
-	panic(e)
+	panic(tensor.NewError(op, kind, detail, ts...))
 }
 
 // run is the engine. It discovers the part of the graph that leads to y

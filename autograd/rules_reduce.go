@@ -105,6 +105,7 @@ var indexRules = map[tensor.Op]entry{
 			}
 			return grads(g, g.IndexSelect(n.Attrs.Dim, n.Attrs.Index))
 		}),
+	tensor.OpIndexAmax: explicit(indexAmaxGrad, indexAmaxTangent),
 	tensor.OpGather: linear(
 		func(ts []*tensor.Tensor, n *tensor.Node) *tensor.Tensor {
 			return ts[0].Gather(n.Attrs.Dim+1, batchIndex(n.Attrs.Index, batchOf(ts)))
@@ -138,4 +139,33 @@ var indexRules = map[tensor.Op]entry{
 			}
 			return grads(g, gs)
 		}),
+}
+
+// indexAmaxHits returns where x and src equal IndexAmax's result (1, else
+// 0) and how many entries, of x and of src, equal each result element.
+func indexAmaxHits(n *tensor.Node, dt tensor.DType) (hitX, hitSrc, count *tensor.Tensor) {
+	x, src, y, d, index := n.Input(0), n.Input(1), n.Output(), n.Attrs.Dim, n.Attrs.Index
+	hitX = x.Eq(y).Cast(dt)
+	hitSrc = src.Eq(y.IndexSelect(d, index)).Cast(dt)
+	return hitX, hitSrc, hitX.IndexAdd(d, index, hitSrc)
+}
+
+// indexAmaxGrad shares each result element's gradient evenly among the
+// entries of x and src equal to it, as PyTorch's index_reduce amax.
+func indexAmaxGrad(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
+	hitX, hitSrc, count := indexAmaxHits(n, g.DType())
+	share := g.Div(count)
+	return grads(share.Mul(hitX), share.IndexSelect(n.Attrs.Dim, n.Attrs.Index).Mul(hitSrc))
+}
+
+// indexAmaxTangent is its transpose: the mean of the tangents of the
+// entries equal to the result.
+func indexAmaxTangent(ts []*tensor.Tensor, n *tensor.Node) *tensor.Tensor {
+	t := tangentOr(ts, 0, n)
+	hitX, hitSrc, count := indexAmaxHits(n, t.DType())
+	t = t.Mul(hitX)
+	if ts[1] != nil {
+		t = t.IndexAdd(n.Attrs.Dim+1, n.Attrs.Index, ts[1].Mul(hitSrc))
+	}
+	return t.Div(count)
 }

@@ -1,6 +1,7 @@
 package autograd_test
 
 import (
+	"math"
 	"slices"
 	"testing"
 
@@ -264,6 +265,14 @@ var ruleCases = map[tensor.Op][]ruleCase{
 	tensor.OpIndexAdd: {
 		{"dim 0 with repeats", func() []*T { return []*T{leaf(-2, 2, 5, 3), index([]int{1, 3, 1, 0}, 4), leaf(-2, 2, 4, 3)} },
 			func(xs []*T) *T { return xs[0].IndexAdd(0, xs[1], xs[2]).Square() }, zero},
+	},
+	tensor.OpIndexAmax: {
+		{"dim 0 with repeats", func() []*T { return []*T{leaf(-2, 2, 5, 3), index([]int{1, 3, 1, 0}, 4), leaf(-2, 2, 4, 3)} },
+			func(xs []*T) *T { return xs[0].IndexAmax(0, xs[1], xs[2]).Square() }, zero},
+		{"segment max along 1 of transposed", func() []*T { return []*T{index([]int{2, 0, 2, 2, 1}, 5), transposed(leaf(-2, 2, 3, 5))} },
+			func(xs []*T) *T {
+				return tensor.Full([]int{3, 3}, math.Inf(-1), tensor.Like(xs[1])).IndexAmax(1, xs[0], xs[1])
+			}, zero},
 	},
 	tensor.OpGather: {
 		{"dim 1 with repeats", func() []*T {

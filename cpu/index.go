@@ -7,8 +7,8 @@ import (
 )
 
 // An IndexError reports an index outside [0, Size) along dimension Dim,
-// found by the index kernel Op ("index_select", "index_add", "gather",
-// "scatter_add"). Negative indices are out of range too: wrapping them is
+// found by the index kernel Op ("index_select", "index_add",
+// "index_reduce", "gather", "scatter_add"). Negative indices are out of range too: wrapping them is
 // the caller's job. A kernel that returns an IndexError has written
 // nothing.
 type IndexError struct {
@@ -48,6 +48,38 @@ func IndexAdd[T Number](dst []T, dl Layout, dim int, index []int32, src []T, sl 
 		return err
 	}
 	scatterAdd(dst, dl, dim, index, broadcastIndex(sl.Shape, dim), src, sl)
+	return nil
+}
+
+// IndexAmax takes src's maximum into dst along dim (torch.index_reduce_
+// with "amax" and include_self): dst[..., index[i], ...] =
+// max(dst[..., index[i], ...], src[..., i, ...]) for every i, a NaN on
+// either side winning. index is 1-D and contiguous; sl.Shape is dl.Shape
+// with dim's extent replaced by len(index). It runs in parallel only over
+// positions off dim, which cannot collide.
+func IndexAmax[T Number](dst []T, dl Layout, dim int, index []int32, src []T, sl Layout) error {
+	dl, sl, dim = layout.Promote0D(dl, sl, dim)
+	if err := checkIndexFlat("index_reduce", index, dim, dl.Shape[dim]); err != nil {
+		return err
+	}
+	il := broadcastIndex(sl.Shape, dim)
+	li := newLineIter(sl.Shape, dim, dl, il, sl)
+	id, sd, dd := li.dstep[1], li.dstep[2], dl.Strides[dim]
+	li.run(func() func(offs []int, n int) {
+		return func(o []int, n int) {
+			ds, is, ss := li.step(0), li.step(1), li.step(2)
+			for i := range n {
+				for k, ii, si := 0, o[1]+i*is, o[2]+i*ss; k < li.length; k, ii, si = k+1, ii+id, si+sd {
+					at := o[0] + i*ds + int(index[ii])*dd
+					if v := src[si]; v > dst[at] || v != v {
+						if dst[at] == dst[at] { // a NaN already there stays
+							dst[at] = v
+						}
+					}
+				}
+			}
+		}
+	})
 	return nil
 }
 

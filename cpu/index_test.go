@@ -71,7 +71,26 @@ func testIndexSelectType[T Number](t *testing.T) {
 	}
 }
 
-func testIndexAddType[T Number](t *testing.T) {
+// indexReduce is IndexAdd or IndexAmax with its float64 reference
+// combine; exact asks for results equal to the reference (a max), else
+// within rounding of the sum's terms.
+type indexReduce[T Number] struct {
+	kernel  func(dst []T, dl Layout, dim int, index []int32, src []T, sl Layout) error
+	combine func(acc, v float64) float64
+	exact   bool
+}
+
+func indexAddOf[T Number]() indexReduce[T] {
+	return indexReduce[T]{IndexAdd[T], func(a, v float64) float64 { return a + v }, false}
+}
+
+func indexAmaxOf[T Number]() indexReduce[T] {
+	return indexReduce[T]{IndexAmax[T], math.Max, true}
+}
+
+// testIndexReduceType checks op against its reference over every index
+// shape, dim and layout kind, with repeated indices.
+func testIndexReduceType[T Number](t *testing.T, op indexReduce[T]) {
 	r := newRand(9)
 	for _, shape := range indexShapes {
 		for dim := 0; dim < max(len(shape), 1); dim++ {
@@ -97,17 +116,21 @@ func testIndexAddType[T Number](t *testing.T) {
 					forEach(sl.Shape, func(idx []int) {
 						d := setDim(idx, dim, func(i int) int { return int(index[i]) })
 						f := flatIndex(shape, d)
-						want[f] += f64(src[at(sl, idx)])
+						want[f] = op.combine(want[f], f64(src[at(sl, idx)]))
 						scale[f] += math.Abs(f64(src[at(sl, idx)]))
 						cnt[f]++
 					})
-					if err := IndexAdd(dst, dl, dim, index, src, sl); err != nil {
+					if err := op.kernel(dst, dl, dim, index, src, sl); err != nil {
 						t.Fatal(err)
 					}
 					name := fmt.Sprintf("%T %v dim%d src:%s d:%s", src, shape, dim, sk, dk)
 					checkUntouched(t, name, dst, dl)
 					forEach(shape, func(idx []int) {
-						if got, w := f64(dst[at(dl, idx)]), want[flatIndex(shape, idx)]; !approx.Abs(tolFor[T]()*max(cnt[flatIndex(shape, idx)]*scale[flatIndex(shape, idx)], 1)).Equal(got, w) {
+						tol := tolFor[T]() * max(cnt[flatIndex(shape, idx)]*scale[flatIndex(shape, idx)], 1)
+						if op.exact {
+							tol = 0
+						}
+						if got, w := f64(dst[at(dl, idx)]), want[flatIndex(shape, idx)]; !approx.Abs(tol).Equal(got, w) {
 							t.Fatalf("%s: dst%v = %v, want %v", name, idx, got, w)
 						}
 					})
@@ -206,9 +229,9 @@ func TestIndexSelect(t *testing.T) {
 }
 
 func TestIndexAdd(t *testing.T) {
-	t.Run("float32", testIndexAddType[float32])
-	t.Run("float64", testIndexAddType[float64])
-	t.Run("int32", testIndexAddType[int32])
+	t.Run("float32", func(t *testing.T) { testIndexReduceType(t, indexAddOf[float32]()) })
+	t.Run("float64", func(t *testing.T) { testIndexReduceType(t, indexAddOf[float64]()) })
+	t.Run("int32", func(t *testing.T) { testIndexReduceType(t, indexAddOf[int32]()) })
 }
 
 func TestGatherScatterAdd(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 
+	"github.com/tessera-ml/tessera/internal/atomicfile"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -65,7 +65,7 @@ func WriteCSV(path string, f *Frame) error {
 	if err := f.check("WriteCSV"); err != nil {
 		return err
 	}
-	err := writeAtomic(path, func(w io.Writer) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
 		if err := cw.Write(f.Names); err != nil {
 			return err
@@ -84,44 +84,6 @@ func WriteCSV(path string, f *Frame) error {
 	})
 	if err != nil {
 		return &FileError{Op: "WriteCSV", Path: path, Err: err}
-	}
-	return nil
-}
-
-// writeAtomic writes path through a temporary file in its folder: write,
-// sync, close, rename, then sync the folder so the rename lasts. The
-// temporary file is removed on failure.
-func writeAtomic(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	bw := bufio.NewWriter(tmp)
-	if err = write(bw); err != nil {
-		return err
-	}
-	if err = bw.Flush(); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // best effort: some systems cannot sync a folder
-		d.Close()
 	}
 	return nil
 }

@@ -55,6 +55,7 @@ func unit(r *rand.PCG) float64 { return float64(r.Uint64()>>11) / (1 << 53) }
 // Streams of the generators that data sets draw from, so that a dataset
 // and a Loader with the same seed draw independent numbers.
 const (
-	streamRamp  = 1<<63 | 1
-	streamDelay = 1<<63 | 2
+	streamRamp        = 1<<63 | 1
+	streamDelay       = 1<<63 | 2
+	streamRaggedDelay = 1<<63 | 3
 )

@@ -123,9 +123,15 @@ func Delay(n, length, symbols, delay int, seed uint64) (*InMemory, error) {
 		return nil, argErr("Delay", tensor.ErrArgument, "%d sequences of length %d, %d symbols, delay %d: want n ≥ 1, length ≥ 1, symbols ≥ 2, 0 ≤ delay < length",
 			n, length, symbols, delay)
 	}
+	in, out := delaySeqs(n, length, symbols, delay, seed)
+	return NewInMemory(Col(in, n, length), Col(out, n, length))
+}
+
+// delaySeqs returns Delay's inputs and targets, [n·length] each.
+func delaySeqs(n, length, symbols, delay int, seed uint64) (in, out []int32) {
 	r := rand.NewPCG(seed, streamDelay)
-	in := make([]int32, n*length)
-	out := make([]int32, n*length)
+	in = make([]int32, n*length)
+	out = make([]int32, n*length)
 	for s := range n {
 		seq, tgt := in[s*length:(s+1)*length], out[s*length:(s+1)*length]
 		for t := range seq {
@@ -133,5 +139,33 @@ func Delay(n, length, symbols, delay int, seed uint64) (*InMemory, error) {
 		}
 		copy(tgt[delay:], seq)
 	}
-	return NewInMemory(Col(in, n, length), Col(out, n, length))
+	return in, out
+}
+
+// RaggedDelay is Delay with sequences of different lengths, for packed
+// (ragged) batches: n sequences of maxLen steps as Delay draws them
+// (same seed, same symbols), each cut to a length drawn uniformly from
+// minLen … maxLen by a second PCG-DXSM stream, with input and target
+// zero past the length, and the lengths as a third column, int32 [n].
+// It returns a *tensor.Error wrapping ErrArgument for Delay's bad
+// arguments or unless 1 ≤ minLen ≤ maxLen.
+func RaggedDelay(n, minLen, maxLen, symbols, delay int, seed uint64) (*InMemory, error) {
+	if minLen < 1 || minLen > maxLen {
+		return nil, argErr("RaggedDelay", tensor.ErrArgument, "lengths %d … %d: want 1 ≤ minLen ≤ maxLen", minLen, maxLen)
+	}
+	if _, err := Delay(1, maxLen, symbols, delay, seed); err != nil { // checks the other arguments
+		return nil, err
+	}
+	if n < 1 {
+		return nil, argErr("RaggedDelay", tensor.ErrArgument, "%d sequences: want n ≥ 1", n)
+	}
+	in, out := delaySeqs(n, maxLen, symbols, delay, seed)
+	r := rand.NewPCG(seed, streamRaggedDelay)
+	lengths := make([]int32, n)
+	for s := range n {
+		lengths[s] = int32(minLen + int(uniform(r, uint64(maxLen-minLen+1))))
+		clear(in[s*maxLen+int(lengths[s]) : (s+1)*maxLen])
+		clear(out[s*maxLen+int(lengths[s]) : (s+1)*maxLen])
+	}
+	return NewInMemory(Col(in, n, maxLen), Col(out, n, maxLen), Col(lengths, n))
 }

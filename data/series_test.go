@@ -131,3 +131,41 @@ func TestDelay(t *testing.T) {
 		}
 	}
 }
+
+// RaggedDelay cuts Delay's sequences (same seed, same symbols) to lengths
+// spread over minLen … maxLen, zero past each length.
+func TestRaggedDelay(t *testing.T) {
+	d, err := RaggedDelay(60, 3, 12, 4, 2, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _ := Delay(60, 12, 4, 2, 8)
+	in, out, lengths := make([]int32, 60*12), make([]int32, 60*12), make([]int32, 60)
+	fin, fout := make([]int32, 60*12), make([]int32, 60*12)
+	d.Gather(0, identity(60), in)
+	d.Gather(1, identity(60), out)
+	d.Gather(2, identity(60), lengths)
+	full.Gather(0, identity(60), fin)
+	full.Gather(1, identity(60), fout)
+	lo, hi := int32(12), int32(0)
+	for s, n := range lengths {
+		lo, hi = min(lo, n), max(hi, n)
+		for t2 := range 12 {
+			wantIn, wantOut := fin[s*12+t2], fout[s*12+t2]
+			if int32(t2) >= n {
+				wantIn, wantOut = 0, 0
+			}
+			if in[s*12+t2] != wantIn || out[s*12+t2] != wantOut {
+				t.Fatalf("sequence %d (length %d) step %d: %d→%d, want %d→%d", s, n, t2, in[s*12+t2], out[s*12+t2], wantIn, wantOut)
+			}
+		}
+	}
+	if lo != 3 || hi != 12 {
+		t.Errorf("lengths span %d … %d of 60, want 3 … 12", lo, hi)
+	}
+	for _, bad := range [][3]int{{0, 3, 12}, {1, 0, 12}, {1, 13, 12}, {1, 3, 2}} {
+		if _, err := RaggedDelay(bad[0], bad[1], bad[2], 4, 2, 1); !errors.Is(err, tensor.ErrArgument) {
+			t.Errorf("RaggedDelay%v = %v, want ErrArgument", bad, err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package nn_test
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	A "github.com/tessera-ml/tessera/internal/adversarial"
@@ -20,7 +21,7 @@ type T = tensor.Tensor
 // *tensor.Error, within a time limit.
 func TestAdversarialArguments(t *testing.T) {
 	gpu, ok := devtest.GPU(t)
-	A.Run(t, ".", gpu, ok, append(nnCases(), layerCases()...))
+	A.Run(t, ".", gpu, ok, slices.Concat(nnCases(), layerCases(), packedCases()))
 }
 
 // sizes calls f with Tuples(defaults...) and each adversarial option.

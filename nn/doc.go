@@ -31,6 +31,15 @@
 // Conv2d and ConvTranspose2d (NewConv2d, NewConvTranspose2d), MaxPool2d,
 // AvgPool2d (NewAvgPool2d), AdaptiveAvgPool2d, Unfold and Fold.
 //
+// Batches of sequences of different lengths need no padding
+// (torch.nn.utils.rnn): PackSequence and PackPadded build a
+// PackedSequence (time-major rows, BatchSizes, sorted order), Unpack and
+// Pad read it back, and RNN, LSTM and GRU's ForwardPacked step through
+// it, computing at step t only the sequences longer than t. RunPacked is
+// their loop and runs any user cell the same way. Each layer of a
+// recurrent stack projects its whole input with one product before it
+// recurs, padded or packed.
+//
 // Everything torch.nn.Module does by walking its tree is a function
 // here: Parameters, NamedParameters, Buffers, NamedBuffers,
 // NamedModules, StateDict (PyTorch's dotted names: "0.weight",

@@ -61,6 +61,22 @@ func stackOptions(c torchref.Case, o *nn.StackOptions) {
 	o.BatchFirst, o.Dropout = boolOr(c, "batch_first", false), attrOr(c, "dropout", 0)
 }
 
+// recurrent runs a recurrent stack as the case does: over x directly, or,
+// when the case has "lengths", packed with them (PackPadded,
+// ForwardPacked, then Pad with zeros, as pad_packed_sequence).
+func recurrent(c torchref.Case, m nn.Module, forward func(x, h, cell *tensor.Tensor) []*tensor.Tensor,
+	packed func(x *nn.PackedSequence, h, cell *tensor.Tensor) (*nn.PackedSequence, []*tensor.Tensor)) layerRun {
+	return layerRun{m, func(in map[string]*tensor.Tensor) []*tensor.Tensor {
+		if !c.Has("lengths") {
+			return forward(in["x"], in["h"], in["c"])
+		}
+		batchFirst := boolOr(c, "batch_first", false)
+		out, states := packed(nn.PackPadded(in["x"], c.Ints("lengths"), batchFirst), in["h"], in["c"])
+		padded, _ := out.Pad(batchFirst, 0)
+		return append([]*tensor.Tensor{padded}, states...)
+	}}
+}
+
 func masks(c torchref.Case, in map[string]*tensor.Tensor) nn.AttentionMasks {
 	return nn.AttentionMasks{AttnMask: in["attn_mask"], KeyPadding: in["key_padding_mask"],
 		Causal: boolOr(c, "causal", false), PerHeadWeights: !boolOr(c, "average_attn_weights", true)}
@@ -105,26 +121,35 @@ var layerBuilders = map[string]func(c torchref.Case, opts ...tensor.Option) laye
 		relu := c.Has("nonlinearity") && c.String("nonlinearity") == "relu"
 		m := nn.NewRNN(c.Int("input_size"), c.Int("hidden_size"), c.Int("num_layers"), relu, o...)
 		stackOptions(c, &m.StackOptions)
-		return layerRun{m, func(in map[string]*tensor.Tensor) []*tensor.Tensor {
-			out, hn := m.Forward(in["x"], in["h"])
+		return recurrent(c, m, func(x, h, _ *tensor.Tensor) []*tensor.Tensor {
+			out, hn := m.Forward(x, h)
 			return []*tensor.Tensor{out, hn}
-		}}
+		}, func(x *nn.PackedSequence, h, _ *tensor.Tensor) (*nn.PackedSequence, []*tensor.Tensor) {
+			out, hn := m.ForwardPacked(x, h)
+			return out, []*tensor.Tensor{hn}
+		})
 	},
 	"gru": func(c torchref.Case, o ...tensor.Option) layerRun {
 		m := nn.NewGRU(c.Int("input_size"), c.Int("hidden_size"), c.Int("num_layers"), o...)
 		stackOptions(c, &m.StackOptions)
-		return layerRun{m, func(in map[string]*tensor.Tensor) []*tensor.Tensor {
-			out, hn := m.Forward(in["x"], in["h"])
+		return recurrent(c, m, func(x, h, _ *tensor.Tensor) []*tensor.Tensor {
+			out, hn := m.Forward(x, h)
 			return []*tensor.Tensor{out, hn}
-		}}
+		}, func(x *nn.PackedSequence, h, _ *tensor.Tensor) (*nn.PackedSequence, []*tensor.Tensor) {
+			out, hn := m.ForwardPacked(x, h)
+			return out, []*tensor.Tensor{hn}
+		})
 	},
 	"lstm": func(c torchref.Case, o ...tensor.Option) layerRun {
 		m := nn.NewLSTM(c.Int("input_size"), c.Int("hidden_size"), c.Int("num_layers"), o...)
 		stackOptions(c, &m.StackOptions)
-		return layerRun{m, func(in map[string]*tensor.Tensor) []*tensor.Tensor {
-			out, hn, cn := m.Forward(in["x"], in["h"], in["c"])
+		return recurrent(c, m, func(x, h, cell *tensor.Tensor) []*tensor.Tensor {
+			out, hn, cn := m.Forward(x, h, cell)
 			return []*tensor.Tensor{out, hn, cn}
-		}}
+		}, func(x *nn.PackedSequence, h, cell *tensor.Tensor) (*nn.PackedSequence, []*tensor.Tensor) {
+			out, hn, cn := m.ForwardPacked(x, h, cell)
+			return out, []*tensor.Tensor{hn, cn}
+		})
 	},
 	"mha": func(c torchref.Case, o ...tensor.Option) layerRun {
 		e := c.Int("embed_dim")

@@ -260,14 +260,5 @@ func checkSizes(op string, sizes ...int) {
 
 // fail panics with a *tensor.Error naming op in package nn.
 func fail(op string, kind error, detail string, ts ...*tensor.Tensor) {
-	e := &tensor.Error{Op: "nn." + op, Err: kind, Detail: detail}
-	for _, t := range ts {
-		if t == nil {
-			continue
-		}
-		e.Shapes = append(e.Shapes, t.Shape())
-		e.DTypes = append(e.DTypes, t.DType())
-		e.Devices = append(e.Devices, t.Device())
-	}
-	panic(e)
+	panic(tensor.NewError("nn."+op, kind, detail, ts...))
 }

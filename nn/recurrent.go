@@ -34,12 +34,23 @@ func (c *GRUCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 	receiver("GRUCell", c)
 	need("GRUCell", "x, weight_ih, weight_hh", x, c.WeightIH, c.WeightHH)
 	h = zeroState("GRUCell", x, h, c.WeightHH.Size(1))
-	gi := Linear(x, c.WeightIH, c.BiasIH).Chunk(3, -1)
+	return c.recur(c.project(x), []*tensor.Tensor{h})[0]
+}
+
+// project returns x·W_ihᵀ + b_ih, (…, input) → (…, 3·hidden), as
+// RNNCell's.
+func (c *GRUCell) project(x *tensor.Tensor) *tensor.Tensor { return Linear(x, c.WeightIH, c.BiasIH) }
+
+// recur returns the next state [h'] from the projected input gx and the
+// state [h].
+func (c *GRUCell) recur(gx *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
+	h := s[0]
+	gi := gx.Chunk(3, -1)
 	gh := Linear(h, c.WeightHH, c.BiasHH).Chunk(3, -1)
 	r := gi[0].Add(gh[0]).Sigmoid()
 	z := gi[1].Add(gh[1]).Sigmoid()
 	n := gi[2].Add(r.Mul(gh[2])).Tanh()
-	return n.Add(z.Mul(h.Sub(n))) // (1-z)·n + z·h
+	return []*tensor.Tensor{n.Add(z.Mul(h.Sub(n)))} // (1-z)·n + z·h
 }
 
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
@@ -109,7 +120,7 @@ func NewRNN(input, hidden, layers int, relu bool, opts ...tensor.Option) *RNN {
 // nor 3-D or h0 has the wrong shape.
 func (m *RNN) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
 	receiver("RNN", m)
-	out, s := runStack("RNN", m.Cells, m.StackOptions, oneState((*RNNCell).Forward), x, h0)
+	out, s := runStack("RNN", m.Cells, m.StackOptions, x, h0)
 	return out, s[0]
 }
 
@@ -145,7 +156,7 @@ func NewGRU(input, hidden, layers int, opts ...tensor.Option) *GRU {
 // RNN.Forward.
 func (m *GRU) Forward(x, h0 *tensor.Tensor) (out, hn *tensor.Tensor) {
 	receiver("GRU", m)
-	out, s := runStack("GRU", m.Cells, m.StackOptions, oneState((*GRUCell).Forward), x, h0)
+	out, s := runStack("GRU", m.Cells, m.StackOptions, x, h0)
 	return out, s[0]
 }
 
@@ -179,32 +190,21 @@ func stackCells[C any](op string, gates, input, hidden, layers int, cell func(in
 	return cells
 }
 
-// oneState adapts a single-state cell's Forward to runStack's step.
-func oneState[C any](f func(c *C, x, h *tensor.Tensor) *tensor.Tensor) func(*C, *tensor.Tensor, []*tensor.Tensor) []*tensor.Tensor {
-	return func(c *C, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
-		return []*tensor.Tensor{f(c, x, s[0])}
-	}
-}
-
 // runStack runs a stack of cells over x, (seq, batch, input),
 // (batch, seq, input) with o.BatchFirst, or unbatched (seq, input), from
 // initial states s0 (each (layers, batch, hidden), (layers, hidden)
 // unbatched, or nil for zeros). step maps a cell, an input (batch, ·)
-// and its states to the next states, the hidden state first. It returns
-// the last layer's hidden states, laid out as x, and each final state
-// (of s0's layout), with dropout between layers in training. It panics
-// with ErrArgument for an empty stack or a nil cell and with ErrShape
-// for a mis-shaped x or state.
-func runStack[C any](op string, cells []*C, o StackOptions, step func(c *C, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor,
-	x *tensor.Tensor, s0 ...*tensor.Tensor) (out *tensor.Tensor, sn []*tensor.Tensor) {
+// and its states to the next states, the hidden state first. Each
+// layer projects its whole input sequence at once (one product with
+// weight_ih, as cuDNN and PyTorch do), then recurs step by step. It
+// returns the last layer's hidden states, laid out as x, and each final
+// state (of s0's layout), with dropout between layers in training. It
+// panics with ErrArgument for an empty stack or a nil cell and with
+// ErrShape for a mis-shaped x or state.
+func runStack[C recurrentCell](op string, cells []C, o StackOptions, x *tensor.Tensor, s0 ...*tensor.Tensor) (out *tensor.Tensor, sn []*tensor.Tensor) {
 	need(op, "x", x)
 	if len(cells) == 0 {
 		fail(op, tensor.ErrArgument, "the stack has no layer", x)
-	}
-	for k, c := range cells {
-		if c == nil {
-			fail(op, tensor.ErrArgument, fmt.Sprintf("cell %d is nil", k))
-		}
 	}
 	unbatched := x.Dim() == 2
 	switch {
@@ -228,20 +228,18 @@ func runStack[C any](op string, cells []*C, o StackOptions, step func(c *C, x *t
 		}
 		states[i] = s
 	}
+	hidden := stackHidden(op, cells)
 	steps := make([]*tensor.Tensor, x.Size(0))
-	for t := range steps {
-		steps[t] = x.Select(0, t)
-	}
 	finals := make([][]*tensor.Tensor, len(s0))
 	for l, c := range cells {
-		s := make([]*tensor.Tensor, len(states))
-		for i, st := range states {
-			if st != nil {
-				s[i] = st.Select(0, l)
-			}
+		s := layerStates(states, l, x.Size(1), hidden, x)
+		in := x
+		if l > 0 {
+			in = tensor.Stack(steps, 0)
 		}
-		for t, xt := range steps {
-			s = step(c, xt, s)
+		gx := c.project(in)
+		for t := range steps {
+			s = c.recur(gx.Select(0, t), s)
 			steps[t] = s[0]
 			if l < len(cells)-1 {
 				steps[t] = Dropout(s[0], o.Dropout, o.Training, o.Gen)
@@ -272,6 +270,38 @@ func runStack[C any](op string, cells []*C, o StackOptions, step func(c *C, x *t
 type recurrentCell interface {
 	*RNNCell | *LSTMCell | *GRUCell
 	weights() []**tensor.Tensor
+	project(x *tensor.Tensor) *tensor.Tensor
+	recur(gx *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor
+}
+
+// stackHidden returns the hidden size of a stack's cells, panicking with
+// ErrArgument for a nil cell or a nil weight.
+func stackHidden[C recurrentCell](op string, cells []C) int {
+	for k, c := range cells {
+		if c == nil {
+			fail(op, tensor.ErrArgument, fmt.Sprintf("cell %d is nil", k))
+		}
+		for _, w := range c.weights()[:2] {
+			if *w == nil {
+				fail(op, tensor.ErrArgument, fmt.Sprintf("cell %d has a nil weight", k))
+			}
+		}
+	}
+	return (*cells[0].weights()[1]).Size(1)
+}
+
+// layerStates returns layer l's initial states: states[i] (layers,
+// batch, hidden) at l, or zeros (batch, hidden) like x for a nil one.
+func layerStates(states []*tensor.Tensor, l, batch, hidden int, x *tensor.Tensor) []*tensor.Tensor {
+	s := make([]*tensor.Tensor, len(states))
+	for i, st := range states {
+		if st != nil {
+			s[i] = st.Select(0, l)
+		} else {
+			s[i] = tensor.Zeros([]int{batch, hidden}, tensor.Like(x))
+		}
+	}
+	return s
 }
 
 // stackSlots returns the slots of a stack's cells layer by layer, each

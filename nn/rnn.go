@@ -38,11 +38,22 @@ func (c *RNNCell) Forward(x, h *tensor.Tensor) *tensor.Tensor {
 	receiver("RNNCell.Forward", c)
 	need("RNNCell", "x, weight_ih, weight_hh", x, c.WeightIH, c.WeightHH)
 	h = zeroState("RNNCell", x, h, c.WeightHH.Size(1))
-	pre := Linear(x, c.WeightIH, c.BiasIH).Add(Linear(h, c.WeightHH, c.BiasHH))
+	return c.recur(c.project(x), []*tensor.Tensor{h})[0]
+}
+
+// project returns x·W_ihᵀ + b_ih for every row of x, (…, input) →
+// (…, hidden): the part of a step that does not depend on the state,
+// which a stack computes for all steps at once.
+func (c *RNNCell) project(x *tensor.Tensor) *tensor.Tensor { return Linear(x, c.WeightIH, c.BiasIH) }
+
+// recur returns the next state [h'] from the projected input gx and the
+// state [h].
+func (c *RNNCell) recur(gx *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
+	pre := gx.Add(Linear(s[0], c.WeightHH, c.BiasHH))
 	if c.ReLU {
-		return pre.ReLU()
+		return []*tensor.Tensor{pre.ReLU()}
 	}
-	return pre.Tanh()
+	return []*tensor.Tensor{pre.Tanh()}
 }
 
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
@@ -105,11 +116,21 @@ func (l *LSTMCell) Forward(x, h, c *tensor.Tensor) (h2, c2 *tensor.Tensor) {
 	hidden := l.WeightHH.Size(1)
 	h = zeroState("LSTMCell", x, h, hidden)
 	c = zeroState("LSTMCell", x, c, hidden)
-	gates := Linear(x, l.WeightIH, l.BiasIH).Add(Linear(h, l.WeightHH, l.BiasHH))
-	g := gates.Chunk(4, -1)
+	s := l.recur(l.project(x), []*tensor.Tensor{h, c})
+	return s[0], s[1]
+}
+
+// project returns x·W_ihᵀ + b_ih, (…, input) → (…, 4·hidden), as
+// RNNCell's.
+func (l *LSTMCell) project(x *tensor.Tensor) *tensor.Tensor { return Linear(x, l.WeightIH, l.BiasIH) }
+
+// recur returns the next states [h', c'] from the projected input gx
+// and the states [h, c].
+func (l *LSTMCell) recur(gx *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
+	g := gx.Add(Linear(s[0], l.WeightHH, l.BiasHH)).Chunk(4, -1)
 	i, f, cand, o := g[0].Sigmoid(), g[1].Sigmoid(), g[2].Tanh(), g[3].Sigmoid()
-	c2 = f.Mul(c).Add(i.Mul(cand))
-	return o.Mul(c2.Tanh()), c2
+	c2 := f.Mul(s[1]).Add(i.Mul(cand))
+	return []*tensor.Tensor{o.Mul(c2.Tanh()), c2}
 }
 
 // Slots returns "weight_ih", "weight_hh", "bias_ih" and "bias_hh", as
@@ -205,10 +226,7 @@ func NewLSTM(input, hidden, layers int, opts ...tensor.Option) *LSTM {
 // x is neither 2-D nor 3-D or a state has the wrong shape.
 func (m *LSTM) Forward(x, h0, c0 *tensor.Tensor) (out, hn, cn *tensor.Tensor) {
 	receiver("LSTM", m)
-	out, s := runStack("LSTM", m.Cells, m.StackOptions, func(c *LSTMCell, x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
-		h, cell := c.Forward(x, s[0], s[1])
-		return []*tensor.Tensor{h, cell}
-	}, x, h0, c0)
+	out, s := runStack("LSTM", m.Cells, m.StackOptions, x, h0, c0)
 	return out, s[0], s[1]
 }
 

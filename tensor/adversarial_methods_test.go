@@ -101,6 +101,8 @@ func adversarialMethods() []A.Case {
 		A.C("Tensor.Hooks", A.Each(func(x *T) { x.Hooks() })),
 		A.C("Tensor.IndexAdd", indexed(func(x *T, d int, idx *T) { x.IndexAdd(d, idx, tensor.Ones([]int{2, 3})) })),
 		A.C("Tensor.IndexAdd", A.Triples(func(x, idx, src *T) { x.IndexAdd(0, idx, src) })),
+		A.C("Tensor.IndexAmax", indexed(func(x *T, d int, idx *T) { x.IndexAmax(d, idx, tensor.Ones([]int{2, 3})) })),
+		A.C("Tensor.IndexAmax", A.Triples(func(x, idx, src *T) { x.IndexAmax(0, idx, src) })),
 		A.C("Tensor.IndexSelect", indexed(func(x *T, d int, idx *T) { x.IndexSelect(d, idx) })),
 		A.C("Tensor.Int32s", A.Each(func(x *T) { x.Int32s() })),
 		A.C("Tensor.IsContiguous", A.Each(func(x *T) { x.IsContiguous() })),

@@ -96,6 +96,7 @@ func adversarialFuncs() []A.Case {
 		A.C("ManualSeed", g(func() { tensor.ManualSeed(math.MaxUint64); tensor.ManualSeed(0) })),
 		A.C("Multinomial", multinomial),
 		A.C("New", A.WithShapes(func(s []int) { tensor.New([]float64{1, 2, 3, 4, 5, 6}, s...) })),
+		A.C("NewError", A.Each(func(x *T) { _ = tensor.NewError("Op", nil, "", x, nil).Error() })),
 		A.C("NewContext", g(func() { tensor.NewContext().Scope(nil) })),
 		A.C("NewGenerator", g(func() { tensor.Rand([]int{2}, tensor.WithGenerator(tensor.NewGenerator(math.MaxUint64))) })),
 		A.C("NoGrad", g(func() { tensor.NoGrad(nil) })),

@@ -58,6 +58,7 @@ type (
 	numberCPU interface {
 		cumsum(dst, x *Tensor, dim int)
 		indexAdd(dst, index, src *Tensor, dim int) error
+		indexAmax(dst, index, src *Tensor, dim int) error
 		scatterAdd(dst, index, src *Tensor, dim int) error
 	}
 	floatCPU interface {
@@ -173,6 +174,11 @@ func (cpuBackend) indexAdd(dst, index, src *Tensor, dim int) error {
 	return cpuFor("IndexAdd", dst.dtype, &numberKernels).indexAdd(dst, index, src, dim)
 }
 
+func (cpuBackend) indexAmax(dst, index, src *Tensor, dim int) error {
+	defer unpin(pin(dst, index, src))
+	return cpuFor("IndexAmax", dst.dtype, &numberKernels).indexAmax(dst, index, src, dim)
+}
+
 func (cpuBackend) gather(dst, x, index *Tensor, dim int) error {
 	defer unpin(pin(dst, x, index))
 	return cpuFor("Gather", dst.dtype, &elemKernels).gather(dst, x, index, dim)
@@ -257,6 +263,10 @@ func (numberOf[T]) cumsum(dst, x *Tensor, dim int) {
 
 func (numberOf[T]) indexAdd(dst, index, src *Tensor, dim int) error {
 	return cpu.IndexAdd(cpuBuf[T](dst), lay(dst), dim, flatIndex(index), cpuBuf[T](src), lay(src))
+}
+
+func (numberOf[T]) indexAmax(dst, index, src *Tensor, dim int) error {
+	return cpu.IndexAmax(cpuBuf[T](dst), lay(dst), dim, flatIndex(index), cpuBuf[T](src), lay(src))
 }
 
 func (numberOf[T]) scatterAdd(dst, index, src *Tensor, dim int) error {

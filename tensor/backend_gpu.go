@@ -367,6 +367,13 @@ func (b *gpuBackend) indexAdd(dst, index, src *Tensor, dim int) error {
 	return nil
 }
 
+func (b *gpuBackend) indexAmax(dst, index, src *Tensor, dim int) error {
+	defer unpin(pin(dst, index, src))
+	p, err := wgsl.IndexAmax(wgslType(dst.dtype), wlay(dst), dim, wlay(index), wlay(src), b.lim)
+	b.runPlan("IndexAmax", p, err, map[string]*device.Buffer{"dst": gbuf(dst), "index": gbuf(index), "src": gbuf(src)})
+	return nil
+}
+
 func (b *gpuBackend) gather(dst, x, index *Tensor, dim int) error {
 	defer unpin(pin(dst, x, index))
 	k, err := wgsl.Gather(wlay(dst), wlay(x), dim, wlay(index), b.lim)

@@ -48,6 +48,8 @@ func TestNilTensorArguments(t *testing.T) {
 		{"Gather", pos2, func() { x.Gather(0, nil) }},
 		{"ScatterAdd", pos3, func() { x.ScatterAdd(0, idx.Reshape(2, 1), nil) }},
 		{"IndexAdd", pos3, func() { x.IndexAdd(0, idx, nil) }},
+		{"IndexAmax", pos3, func() { x.IndexAmax(0, idx, nil) }},
+		{"IndexAmax", pos2, func() { x.IndexAmax(0, nil, x) }},
 		{"SliceScatter", pos1, func() { tensor.SliceScatter(nil, []int{3}, 0, 0, 1, 1) }},
 		{"OneHot", pos1, func() { tensor.OneHot(nil, 3) }},
 		{"Sum", recv, func() { null.Sum() }},

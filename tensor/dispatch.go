@@ -47,6 +47,7 @@ type backend interface {
 
 	indexSelect(dst, x, index *Tensor, dim int) error
 	indexAdd(dst, index, src *Tensor, dim int) error
+	indexAmax(dst, index, src *Tensor, dim int) error
 	gather(dst, x, index *Tensor, dim int) error
 	scatterAdd(dst, index, src *Tensor, dim int) error
 

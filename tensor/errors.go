@@ -101,6 +101,15 @@ func Catch(f func()) (err error) {
 
 // fail panics with an *Error describing the operands ts.
 func fail(op string, kind error, detail string, ts ...*Tensor) {
+	panic(NewError(op, kind, detail, ts...))
+}
+
+// NewError returns the *Error of op, wrapping kind (ErrShape, ...), with
+// detail and the shapes, dtypes and devices of the operands ts that are
+// not nil: the error that packages built on tensor (nn, nested, ...)
+// panic with for misuse, as tensor's own ops do. It reads only the
+// operands' metadata, so a released operand is fine.
+func NewError(op string, kind error, detail string, ts ...*Tensor) *Error {
 	e := &Error{Op: op, Err: kind, Detail: detail}
 	for _, t := range ts {
 		if t == nil {
@@ -110,7 +119,7 @@ func fail(op string, kind error, detail string, ts ...*Tensor) {
 		e.DTypes = append(e.DTypes, t.dtype)
 		e.Devices = append(e.Devices, t.Device())
 	}
-	panic(e)
+	return e
 }
 
 // failf is fail with a formatted detail.

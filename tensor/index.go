@@ -149,30 +149,50 @@ func (x *Tensor) IndexSelect(dim int, index *Tensor) *Tensor {
 // PyTorch, a 0-d x, index or src counts as 1-D when the others are at
 // most 1-D.
 func (x *Tensor) IndexAdd(dim int, index, src *Tensor) *Tensor {
-	checkIndex("IndexAdd", x, index, 2)
-	argsNonNil("IndexAdd", 3, src)
-	src.storage("IndexAdd")
+	return x.indexReduce(OpIndexAdd, dim, index, src, backend.indexAdd)
+}
+
+// IndexAmax returns x with src's maximum taken in at index (1-D Int32)
+// along dim: out[..., index[i], ...] = max(x[..., index[i], ...] and every
+// src[..., i, ...] sent there), as torch.Tensor.index_reduce(dim, index,
+// src, "amax") with include_self; a NaN wins. With x full of -Inf it is a
+// segment max: the maximum of the rows of src that index maps to each row
+// (-Inf for none), in one kernel whatever the number of segments. Float32,
+// Float64 and Int32; 0-d operands count as 1-D as in IndexAdd. The
+// gradient is shared evenly among the entries, of x and of src, equal to
+// the result, as PyTorch's.
+func (x *Tensor) IndexAmax(dim int, index, src *Tensor) *Tensor {
+	return x.indexReduce(OpIndexAmax, dim, index, src, backend.indexAmax)
+}
+
+// indexReduce runs op, IndexAdd or IndexAmax, through its backend entry
+// run after the checks they share.
+func (x *Tensor) indexReduce(op Op, dim int, index, src *Tensor, run func(b backend, dst, index, src *Tensor, dim int) error) *Tensor {
+	name := op.String()
+	checkIndex(name, x, index, 2)
+	argsNonNil(name, 3, src)
+	src.storage(name)
 	if x.dtype == Bool {
-		fail("IndexAdd", ErrDType, "cannot add into a Bool tensor", x, src)
+		fail(name, ErrDType, "cannot reduce into a Bool tensor", x, src)
 	}
-	d := x.normDim("IndexAdd", dim)
+	d := x.normDim(name, dim)
 	if as1D(x, index, src) {
-		return x.Reshape(-1).IndexAdd(0, index.Reshape(-1), src.Reshape(-1)).Reshape(x.shape...)
+		return x.Reshape(-1).indexReduce(op, 0, index.Reshape(-1), src.Reshape(-1), run).Reshape(x.shape...)
 	}
 	if x.Dim() == 0 {
-		fail("IndexAdd", ErrShape, "a 0-d tensor takes only a 0-d or 1-D index and source", x, index, src)
+		fail(name, ErrShape, "a 0-d tensor takes only a 0-d or 1-D index and source", x, index, src)
 	}
 	index = index.Reshape(-1).Contiguous()
 	want := slices.Clone(x.shape)
 	want[d] = index.Numel()
 	if !slices.Equal(src.shape, want) {
-		fail("IndexAdd", ErrShape, fmt.Sprintf("source must have shape %v", want), x, index, src)
+		fail(name, ErrShape, fmt.Sprintf("source must have shape %v", want), x, index, src)
 	}
-	checkGPUIndexRange("IndexAdd", index, x.shape[d], x, index, src)
+	checkGPUIndexRange(name, index, x.shape[d], x, index, src)
 	src = src.Cast(x.dtype)
 	out := x.Detach().Clone()
-	indexError("IndexAdd", backendOf(x.Device()).indexAdd(out, index, src, d), x, index, src)
-	return record(out, OpIndexAdd, Attrs{Dim: d, Index: index}, x, src)
+	indexError(name, run(backendOf(x.Device()), out, index, src, d), x, index, src)
+	return record(out, op, Attrs{Dim: d, Index: index}, x, src)
 }
 
 // as1D reports whether an index op should see its operands as 1-D: one

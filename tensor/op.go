@@ -93,6 +93,7 @@ const (
 	OpIndexAdd    // inputs: x, src; x with src added at Attrs.Index along Attrs.Dim
 	OpGather      // inputs: x; Attrs.Dim, Attrs.Index
 	OpScatterAdd  // inputs: x, src; Attrs.Dim, Attrs.Index
+	OpIndexAmax   // inputs: x, src; x with src's maximum taken in at Attrs.Index along Attrs.Dim
 
 	OpUnfold // im2col of an NCHW input: Attrs.Window, Shape = the input's, Scalars = {the padding's value}
 	OpFold   // col2im, Unfold's adjoint: Attrs.Window, Shape = the output's
@@ -241,6 +242,7 @@ var opTable = [numOps]opInfo{
 	OpIndexAdd:    {name: "IndexAdd", fam: famOther},
 	OpGather:      {name: "Gather", fam: famOther},
 	OpScatterAdd:  {name: "ScatterAdd", fam: famOther},
+	OpIndexAmax:   {name: "IndexAmax", fam: famOther, saves: in01, savesOut: true},
 
 	OpUnfold: {name: "Unfold", fam: famOther},
 	OpFold:   {name: "Fold", fam: famOther},

@@ -109,6 +109,9 @@ var torchOps = map[string]torchOp{
 	"scatter_add": func(c torchref.Case, in []*tensor.Tensor) []*tensor.Tensor {
 		return one(in[0].ScatterAdd(c.Int("dim"), in[1], in[2]))
 	},
+	"index_reduce_amax": func(c torchref.Case, in []*tensor.Tensor) []*tensor.Tensor {
+		return one(in[0].IndexAmax(c.Int("dim"), in[1], in[2]))
+	},
 	"one_hot": func(c torchref.Case, in []*tensor.Tensor) []*tensor.Tensor {
 		return one(tensor.OneHot(in[0], c.Int("num_classes")))
 	},
@@ -219,7 +222,7 @@ var opTolClass = map[string]tolClass{
 	"minimum": tolExact, "add_scalar": tolExact, "sub_scalar": tolExact, "mul_scalar": tolExact,
 	"div_scalar": tolExact, "rsub_scalar": tolExact, "where": tolExact, "masked_fill": tolExact,
 	"cast": tolExact, "max": tolExact, "min": tolExact, "outer": tolExact,
-	"index_select": tolExact, "gather": tolExact, "slice": tolExact, "select": tolExact, "narrow": tolExact,
+	"index_select": tolExact, "gather": tolExact, "index_reduce_amax": tolExact, "slice": tolExact, "select": tolExact, "narrow": tolExact,
 	"cat": tolExact, "stack": tolExact, "split": tolExact, "chunk": tolExact, "transpose": tolExact,
 	"permute": tolExact, "reshape": tolExact, "view": tolExact, "flatten": tolExact, "squeeze": tolExact,
 	"unsqueeze": tolExact, "expand": tolExact, "contiguous": tolExact, "clone": tolExact,

@@ -1,5 +1,5 @@
 // Package adversarial is the harness of the adversarial-argument tests
-// of packages tensor, nn and optim: it reads a package's exported API
+// of packages tensor, nn, optim and nested: it reads a package's exported API
 // with go/doc, checks that a case list names every export and nothing
 // else, and runs each case requiring that it returns or panics with a
 // *tensor.Error, within a time limit. A raw runtime panic, a panic with

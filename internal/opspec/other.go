@@ -36,6 +36,10 @@ var otherSpecs = []Spec{
 	// the gradients of the index_select and embedding cases.
 	{Op: tensor.OpIndexAdd, Family: "index", Cover: func(x, y *tensor.Tensor) *tensor.Tensor { return x.IndexAdd(0, specIndex(x, []int32{1, 0}, 2), y) },
 		Via: &RefExemption{Via: torch("index_select", "embedding"), Note: "index_select gradients"}},
+	// IndexAmax with include_self, torch's index_reduce "amax": the
+	// segment max of package nested.
+	{Op: tensor.OpIndexAmax, Family: "index", Cover: func(x, y *tensor.Tensor) *tensor.Tensor { return x.IndexAmax(0, specIndex(x, []int32{1, 1}, 2), y) },
+		Torch: torch("index_reduce_amax")},
 	{Op: tensor.OpGather, Family: "index", Cover: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.Gather(1, specIndex(x, []int32{2, 0, 1, 1}, 2, 2)) }, Torch: torch("gather")},
 	{Op: tensor.OpScatterAdd, Family: "index", Cover: func(x, y *tensor.Tensor) *tensor.Tensor {
 		return x.ScatterAdd(1, specIndex(x, []int32{0, 1, 0, 2, 2, 1}, 2, 3), y)

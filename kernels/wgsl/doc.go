@@ -1,6 +1,6 @@
 // Package wgsl generates Tessera's WGSL compute kernels: one template per
 // kernel shape (elementwise, reduce, argreduce, softmax, cumsum, tiled
-// and naive matmul, gather, scatter-add, Philox, im2col and col2im),
+// and naive matmul, gather, scatter (add or max), Philox, im2col and col2im),
 // never one file per op.
 // An op is data filled into a template: a WGSL expression from the op
 // table in package tensor, an element type, a reduction name. Text goes
@@ -90,10 +90,10 @@
 //
 // # Costs
 //
-// IndexAdd and ScatterAdd avoid float atomics (WGSL has none) and stay
-// deterministic: one invocation per destination element scans the index
-// along dim, len(index) (or src's extent along dim) reads per element,
-// and adds in the CPU's order, so results are bitwise equal. CumSum runs
+// IndexAdd, IndexAmax and ScatterAdd avoid float atomics (WGSL has none)
+// and stay deterministic: one invocation per destination element scans
+// the index along dim, len(index) (or src's extent along dim) reads per
+// element, and combines in the CPU's order, so results are bitwise equal. CumSum runs
 // one invocation per line, serially along it; few long lines, and lines
 // too long for one invocation's loops, run a chunked scan.
 //

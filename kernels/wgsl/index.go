@@ -60,18 +60,32 @@ func Gather(out, x Layout, dim int, index Layout, lim Limits) (Kernel, error) {
 //
 // Bindings: "dst" (read_write), "index" (read), "src" (read).
 func IndexAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) (Plan, error) {
+	return indexScatter("IndexAdd", false, typ, dst, dim, index, src, lim)
+}
+
+// IndexAmax returns the plan of torch.index_reduce_ with "amax" and
+// include_self (in place on dst): dst[..., index[i], ...] =
+// max(dst[..., index[i], ...], src[..., i, ...]) along dim, a NaN on
+// either side winning; typ f32 or i32. Shapes, bindings, cost and the
+// split of long scans are IndexAdd's.
+func IndexAmax(typ string, dst Layout, dim int, index, src Layout, lim Limits) (Plan, error) {
+	return indexScatter("IndexAmax", true, typ, dst, dim, index, src, lim)
+}
+
+// indexScatter is IndexAdd, or IndexAmax when takeMax.
+func indexScatter(what string, takeMax bool, typ string, dst Layout, dim int, index, src Layout, lim Limits) (Plan, error) {
 	if len(index.Shape) != 1 {
-		return Plan{}, fmt.Errorf("wgsl: IndexAdd: index has rank %d, want 1", len(index.Shape))
+		return Plan{}, fmt.Errorf("wgsl: %s: index has rank %d, want 1", what, len(index.Shape))
 	}
 	dst, src, dim = layout.Promote0D(dst, src, dim)
 	if len(dst.Shape) != len(src.Shape) || dim < 0 || dim >= len(dst.Shape) || src.Shape[dim] != index.Shape[0] {
-		return Plan{}, fmt.Errorf("wgsl: IndexAdd: dst %v, src %v, dim %d, index of %d", dst.Shape, src.Shape, dim, index.Shape[0])
+		return Plan{}, fmt.Errorf("wgsl: %s: dst %v, src %v, dim %d, index of %d", what, dst.Shape, src.Shape, dim, index.Shape[0])
 	}
-	li, err := planLines("IndexAdd", []Layout{dst, src, spread(index, dst.Shape, dim)}, dim, offDim, false)
+	li, err := planLines(what, []Layout{dst, src, spread(index, dst.Shape, dim)}, dim, offDim, false)
 	if err != nil {
 		return Plan{}, err
 	}
-	return scatterKernel(typ, li, src.Shape[dim], index.Offset, nil, lim)
+	return scatterKernel(indexData{Scatter: true, T: typ, Max: takeMax}, li, src.Shape[dim], index.Offset, nil, lim)
 }
 
 // ScatterAdd returns the plan of torch.scatter_add_ (in place on dst):
@@ -104,7 +118,7 @@ func ScatterAdd(typ string, dst Layout, dim int, index, src Layout, lim Limits) 
 	if err != nil {
 		return Plan{}, err
 	}
-	return scatterKernel(typ, li, src.Shape[dim], index.Offset, bounds, lim)
+	return scatterKernel(indexData{Scatter: true, T: typ, Bounded: bounds != nil}, li, src.Shape[dim], index.Offset, bounds, lim)
 }
 
 // spread views a 1-D index as an operand of shape: its stride along dim,
@@ -116,11 +130,12 @@ func spread(index Layout, shape []int, dim int) Layout {
 }
 
 // indexData is the gather and scatter templates' data and render-cache
-// key (see srcKey): which kernel, the element type (scatter), workgroup
+// key (see srcKey): which kernel (and for scatter, its combine), the element type (scatter), workgroup
 // size, whether dim is inner in memory, whether positions are bounded
 // (scatter) and the rank of the positions off dim.
 type indexData struct {
 	Scatter           bool
+	Max               bool // scatter: take the maximum instead of adding
 	T                 string
 	WG                int
 	DimInner, Bounded bool
@@ -156,6 +171,14 @@ func (d indexData) fields() []ParamField {
 		fields = append(fields, ParamField{"k" + v, "array", vec4s(d.KR)})
 	}
 	return fields
+}
+
+// Prelude is isnan_ for the f32 scatter-max.
+func (d indexData) Prelude() string {
+	if d.Max && d.T == F32 {
+		return mustPrelude("isnan_")
+	}
+	return ""
 }
 
 // Struct is the params' WGSL declaration.
@@ -209,14 +232,14 @@ func gatherKernel(li lines, xlen, indexOff int, lim Limits) (Kernel, error) {
 		Bindings: []Binding{{Name: "out"}, {Name: "x", ReadOnly: true}, {Name: "index", ReadOnly: true}}}, nil
 }
 
-// scatterKernel returns the scatter-add plan: one kernel per range of
+// scatterKernel returns the scatter-add (or, d.Max, scatter-max) plan: one kernel per range of
 // at most Limits.MaxLoopTrips - 1 source positions along dim.
-func scatterKernel(typ string, li lines, slen, indexOff int, bounds []int, lim Limits) (Plan, error) {
-	if typ != F32 && typ != I32 {
-		return Plan{}, fmt.Errorf("wgsl: scatter: type %q (want f32 or i32)", typ)
+func scatterKernel(d indexData, li lines, slen, indexOff int, bounds []int, lim Limits) (Plan, error) {
+	if d.T != F32 && d.T != I32 {
+		return Plan{}, fmt.Errorf("wgsl: scatter: type %q (want f32 or i32)", d.T)
 	}
 	lim = lim.orDefault()
-	p, d, groups, err := indexPosition(indexData{Scatter: true, T: typ, Bounded: bounds != nil}, li, indexOff, lim)
+	p, d, groups, err := indexPosition(d, li, indexOff, lim)
 	if err != nil {
 		return Plan{}, err
 	}

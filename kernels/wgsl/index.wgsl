@@ -37,10 +37,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 }
 {{end}}
 
-{{define "scatter"}}// scatter-add ({{.T}}), deterministic: one invocation per destination
+{{define "scatter"}}// scatter-{{if .Max}}max{{else}}add{{end}} ({{.T}}), deterministic: one invocation per destination
 // element p with coordinate c along dim scans the source positions j along
 // dim (params.jbeg ≤ j < params.jend, a range of [0, src's extent)) that
-// share p's other coordinates, and adds src[j] where index[j] == c, in
+// share p's other coordinates, and {{if .Max}}takes the maximum of src[j] (a NaN on
+// either side winning){{else}}adds src[j]{{end}} where index[j] == c, in
 // increasing j: the CPU's order, so results are bitwise equal. Costs
 // jend - jbeg index reads per destination element.
 // Indices outside [0, len) match nothing: out-of-range entries are
@@ -50,6 +51,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 @group(0) @binding(0) var<storage, read_write> b_dst: array<{{.T}}>;
 @group(0) @binding(1) var<storage, read> b_index: array<i32>;
 @group(0) @binding(2) var<storage, read> b_src: array<{{.T}}>;
+{{.Prelude}}
 
 @compute @workgroup_size({{.WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -67,7 +69,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 	// a plan runs one kernel per range of j, in order).
 	for (var j = params.jbeg; j < params.jend; j++) {
 		if (b_index[ib + j * params.istride] == ci) {
+{{- if and .Max (eq .T "f32")}}
+			let v = b_src[sb + j * params.sstride];
+			acc = select(select(acc, v, v > acc || isnan_(v)), acc, isnan_(acc));
+{{- else if .Max}}
+			acc = max(acc, b_src[sb + j * params.sstride]);
+{{- else}}
 			acc += b_src[sb + j * params.sstride];
+{{- end}}
 			hit = true;
 		}
 	}

@@ -1,6 +1,7 @@
 package wgsl_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/tessera-ml/tessera/cpu"
@@ -98,6 +99,18 @@ func TestGatherGPU(t *testing.T) {
 	approx.Require(t, "out of range", readF32(t, g, b["out"]), []float32{0, 3, 0, 0}, approx.AbsRel(0, 0))
 }
 
+// indexScatters are the index-scatter kernels and their CPU references.
+var indexScatters = []struct {
+	name string
+	gpu  func(typ string, dst wgsl.Layout, dim int, index, src wgsl.Layout, lim wgsl.Limits) (wgsl.Plan, error)
+	cpu  func(dst []float32, dl cpu.Layout, dim int, index []int32, src []float32, sl cpu.Layout) error
+}{
+	{"index_add", wgsl.IndexAdd, cpu.IndexAdd[float32]},
+	{"index_amax", wgsl.IndexAmax, cpu.IndexAmax[float32]},
+}
+
+// TestIndexAddGPU checks IndexAdd and IndexAmax against the CPU's,
+// bitwise, NaN included for the max.
 func TestIndexAddGPU(t *testing.T) {
 	g := openGPU(t)
 	r := rng(16)
@@ -117,17 +130,20 @@ func TestIndexAddGPU(t *testing.T) {
 		sl := wgsl.Contiguous(ss...)
 		src := r.f32s(layout.Numel(ss), -1, 1)
 		dst := r.f32s(layout.Numel(c.dst.Shape), -1, 1)
-		k, err := wgsl.IndexAdd(wgsl.F32, c.dst, c.dim, wgsl.Contiguous(c.nidx), sl, limits(g))
-		if err != nil {
-			t.Fatal(err)
+		src[3], dst[5] = float32(math.NaN()), float32(math.NaN())
+		for _, op := range indexScatters {
+			k, err := op.gpu(wgsl.F32, c.dst, c.dim, wgsl.Contiguous(c.nidx), sl, limits(g))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := bufs{"dst": upload(t, g, f32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, f32bytes(src))}
+			runPlan(t, g, k, b)
+			want := append([]float32(nil), dst...)
+			if err := op.cpu(want, cl(c.dst), c.dim, index, src, cl(sl)); err != nil {
+				t.Fatal(err)
+			}
+			approx.Require(t, op.name+" "+c.name+" (bitwise)", readF32(t, g, b["dst"]), want, approx.AbsRel(0, 0))
 		}
-		b := bufs{"dst": upload(t, g, f32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, f32bytes(src))}
-		runPlan(t, g, k, b)
-		want := append([]float32(nil), dst...)
-		if err := cpu.IndexAdd(want, cl(c.dst), c.dim, index, src, cl(sl)); err != nil {
-			t.Fatal(err)
-		}
-		approx.Require(t, c.name+" (bitwise)", readF32(t, g, b["dst"]), want, approx.AbsRel(0, 0))
 	}
 	// Out-of-range indices are skipped.
 	dst := []int32{1, 2, 3}

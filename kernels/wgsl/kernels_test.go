@@ -361,6 +361,8 @@ func TestOtherGenerators(t *testing.T) {
 		}
 		p, err := IndexAdd(typ, x, 0, Contiguous(4), Contiguous(4, 33), lim)
 		checkPlan(t, "index_add", p, err, 1)
+		p, err = IndexAmax(typ, x, 0, Contiguous(4), Contiguous(4, 33), lim)
+		checkPlan(t, "index_amax", p, err, 1)
 		p, err = ScatterAdd(typ, x, 1, Contiguous(5, 9), Contiguous(5, 9), lim)
 		checkPlan(t, "scatter_add", p, err, 1)
 	}

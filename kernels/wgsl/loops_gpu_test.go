@@ -233,22 +233,24 @@ func TestSplitDispatchesGPU(t *testing.T) {
 	r := rng(23)
 	dst, index, src := r.f32s(7*3, -1, 1), r.i32s(100, 0, 7), r.f32s(100*3, -1, 1)
 	dl, sl := wgsl.Contiguous(7, 3), wgsl.Contiguous(100, 3)
-	p, err := wgsl.IndexAdd(wgsl.F32, dl, 0, wgsl.Contiguous(100), sl, lim)
-	wantKernels(t, "index_add", p, err, 3)
-	b := bufs{"dst": upload(t, g, f32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, f32bytes(src))}
-	runPlan(t, g, p, b)
-	want := append([]float32(nil), dst...)
-	if err := cpu.IndexAdd(want, cl(dl), 0, index, src, cl(sl)); err != nil {
-		t.Fatal(err)
+	for _, op := range indexScatters {
+		p, err := op.gpu(wgsl.F32, dl, 0, wgsl.Contiguous(100), sl, lim)
+		wantKernels(t, op.name, p, err, 3)
+		b := bufs{"dst": upload(t, g, f32bytes(dst)), "index": upload(t, g, i32bytes(index)), "src": upload(t, g, f32bytes(src))}
+		runPlan(t, g, p, b)
+		want := append([]float32(nil), dst...)
+		if err := op.cpu(want, cl(dl), 0, index, src, cl(sl)); err != nil {
+			t.Fatal(err)
+		}
+		approx.Require(t, op.name+" (bitwise)", readF32(t, g, b["dst"]), want, approx.AbsRel(0, 0))
 	}
-	approx.Require(t, "index_add (bitwise)", readF32(t, g, b["dst"]), want, approx.AbsRel(0, 0))
 
 	il := wgsl.Contiguous(3, 100)
 	sindex := r.i32s(300, 0, 7)
-	p, err = wgsl.ScatterAdd(wgsl.I32, wgsl.Contiguous(3, 7), 1, il, il, lim)
+	p, err := wgsl.ScatterAdd(wgsl.I32, wgsl.Contiguous(3, 7), 1, il, il, lim)
 	wantKernels(t, "scatter_add", p, err, 3)
 	di, si := r.i32s(21, -100, 100), r.i32s(300, -100, 100)
-	b = bufs{"dst": upload(t, g, i32bytes(di)), "index": upload(t, g, i32bytes(sindex)), "src": upload(t, g, i32bytes(si))}
+	b := bufs{"dst": upload(t, g, i32bytes(di)), "index": upload(t, g, i32bytes(sindex)), "src": upload(t, g, i32bytes(si))}
 	runPlan(t, g, p, b)
 	wantI := append([]int32(nil), di...)
 	if err := cpu.ScatterAdd(wantI, cl(wgsl.Contiguous(3, 7)), 1, sindex, cl(il), si, cl(il)); err != nil {

@@ -52,6 +52,7 @@ func renderSweep(t *testing.T) {
 	kernel(Gather(Contiguous(3, 33), Layout{Shape: []int{7, 33}, Strides: []int{1, 7}}, 0, Contiguous(3, 33), lim))
 	for _, typ := range []string{F32, I32} {
 		plan(IndexAdd(typ, x, 0, Contiguous(4), Contiguous(4, 33), lim))
+		plan(IndexAmax(typ, x, 0, Contiguous(4), Contiguous(4, 33), lim))
 		plan(ScatterAdd(typ, x, 1, Contiguous(5, 9), Contiguous(5, 9), lim))
 	}
 	for _, d := range []string{"words", "uniform", "normal"} {

@@ -846,6 +846,20 @@ def gen_index():
     case("scatter_add/f32_dim0_7x5", "scatter_add", sca,
          [T([7, 5], "float32"), T([9, 5], "int64", dist=("i", 0, 7)), T([9, 5], "float32")], {"dim": 0})
 
+    # index_reduce is beta in torch 1.13 (it warns); its amax with include_self
+    # is Tessera's IndexAmax, the segment max of ragged tensors.
+    ira = lambda a, x, i, s: x.index_reduce(a["dim"], i, s, "amax", include_self=True)
+    case("index_reduce_amax/f64_dim0_7x5", "index_reduce_amax", ira,
+         [T([7, 5]), T([9], "int64", dist=("i", 0, 7)), T([9, 5])], {"dim": 0})
+    case("index_reduce_amax/f64_dim1_3x7", "index_reduce_amax", ira,
+         [T([3, 7]), T([11], "int64", dist=("i", 0, 7)), T([3, 11])], {"dim": 1})
+    case("index_reduce_amax/f64_1d_33", "index_reduce_amax", ira,
+         [T([33]), T([65], "int64", dist=("i", 0, 33)), T([65])], {"dim": 0})
+    case("index_reduce_amax/f64_transposed_src", "index_reduce_amax", ira,
+         [T([5, 7]), T([3], "int64", dist=("i", 0, 7)), T([3, 5], view=V_T())], {"dim": 1})
+    case("index_reduce_amax/f32_dim0_33x3", "index_reduce_amax", ira,
+         [T([33, 3], "float32"), T([65], "int64", dist=("i", 0, 33)), T([65, 3], "float32")], {"dim": 0})
+
     oh = lambda a, i: F.one_hot(i, a["num_classes"])
     case("one_hot/n5_1d", "one_hot", oh, [T([7], "int64", data=[0, 4, 2, 2, 1, 3, 0])], {"num_classes": 5}, diff=False)
     case("one_hot/inferred_2d", "one_hot", oh, [T([2, 3], "int64", data=[0, 4, 2, 6, 1, 3])], {"num_classes": -1}, diff=False)

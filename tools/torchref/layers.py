@@ -154,6 +154,18 @@ def seq_call(m, a):
     return m(a["x"], a.get("h"))
 
 
+def packed_call(lengths, batch_first=False):
+    """Runs a recurrent layer over x packed with lengths (enforce_sorted=False)
+    and returns the padded output and the final states, as seq_call."""
+    def call(m, a):
+        pack = nn.utils.rnn.pack_padded_sequence(a["x"], lengths, batch_first=batch_first, enforce_sorted=False)
+        h = (a["h"], a["c"]) if isinstance(m, nn.LSTM) and "h" in a else a.get("h")
+        out, hn = m(pack, h)
+        out = nn.utils.rnn.pad_packed_sequence(out, batch_first=batch_first)[0]
+        return (out,) + (tuple(hn) if isinstance(m, nn.LSTM) else (hn,))
+    return call
+
+
 def gen_recurrent():
     def with_h(x_shape, h_shape):
         return lambda g: [("x", rnd(g, *x_shape)), ("h", rnd(g, *h_shape))]
@@ -185,6 +197,18 @@ def gen_recurrent():
                mode="eval")
     layer_case("lstm/3_layers_no_state/f64_4x2x3_h3", "lstm", lambda: nn.LSTM(3, 3, 3),
                {"input_size": 3, "hidden_size": 3, "num_layers": 3}, x_(4, 2, 3), call=seq_call)
+    # Packed batches: sequences of lengths in any order (PackPadded,
+    # ForwardPacked, Pad); the padded steps of x get zero gradients.
+    layer_case("lstm/packed/f64_5x3x4_h5", "lstm", lambda: nn.LSTM(4, 5, 2),
+               {"input_size": 4, "hidden_size": 5, "num_layers": 2, "lengths": [3, 5, 1]},
+               lambda g: [("x", rnd(g, 5, 3, 4)), ("h", rnd(g, 2, 3, 5)), ("c", rnd(g, 2, 3, 5))],
+               call=packed_call([3, 5, 1]))
+    layer_case("gru/packed_batch_first_no_state/f64_4x6x3_h4", "gru", lambda: nn.GRU(3, 4, 1, batch_first=True),
+               {"input_size": 3, "hidden_size": 4, "num_layers": 1, "batch_first": True, "lengths": [2, 6, 6, 4]},
+               x_(4, 6, 3), call=packed_call([2, 6, 6, 4], batch_first=True))
+    layer_case("rnn/packed/f64_4x2x3_h3", "rnn", lambda: nn.RNN(3, 3, 2),
+               {"input_size": 3, "hidden_size": 3, "num_layers": 2, "lengths": [4, 2]},
+               with_h((4, 2, 3), (2, 2, 3)), call=packed_call([4, 2]))
 
 
 def causal(l, s):

@@ -23,6 +23,7 @@ func init() {
 			fs.IntVar(&c.length, "length", 20, "sequence length")
 			fs.IntVar(&c.delay, "delay", 5, "how many steps later the input is repeated")
 			fs.IntVar(&c.sequences, "sequences", 4000, "training sequences (and a quarter as many held out)")
+			fs.BoolVar(&c.ragged, "ragged", false, "sequences of lengths from -length/4 to -length, batched packed (no padding)")
 			return func(r *train.Run) (train.Task, error) { return newDelayTask(r, c) }
 		},
 	})
@@ -52,21 +53,39 @@ func NewFusedLSTM(input, hidden int, forgetBias float64, opts ...tensor.Option) 
 // Forward runs x, [n, b, input], from zero states and returns the hidden
 // states, [n, b, hidden].
 func (l *FusedLSTM) Forward(x *tensor.Tensor) *tensor.Tensor {
-	n, b, d := x.Shape()[0], x.Shape()[1], l.Hidden
-	dev := tensor.On(x.Device())
-	ones := tensor.Ones([]int{b, 1}, dev)
-	h, c := tensor.Zeros([]int{b, d}, dev), tensor.Zeros([]int{b, d}, dev)
+	n, b := x.Shape()[0], x.Shape()[1]
+	s := l.zeroStates(b, x.Device())
 	hs := make([]*tensor.Tensor, n)
 	for t := range n {
-		ifog := tensor.Cat([]*tensor.Tensor{ones, x.Select(0, t), h}, 1).MatMul(l.WLSTM)
-		ifo := ifog.Narrow(1, 0, 3*d).Sigmoid()
-		g := ifog.Narrow(1, 3*d, d).Tanh()
-		i, f, o := ifo.Narrow(1, 0, d), ifo.Narrow(1, d, d), ifo.Narrow(1, 2*d, d)
-		c = i.Mul(g).Add(f.Mul(c))
-		h = o.Mul(c.Tanh())
-		hs[t] = h
+		s = l.step(x.Select(0, t), s)
+		hs[t] = s[0]
 	}
 	return tensor.Stack(hs, 0)
+}
+
+// ForwardPacked runs the sequences of x, a packed batch of [length,
+// input] sequences, from zero states with nn.RunPacked, and returns the
+// hidden states in x's layout: no step computes a finished sequence.
+func (l *FusedLSTM) ForwardPacked(x *nn.PackedSequence) *nn.PackedSequence {
+	out, _ := nn.RunPacked(x, l.zeroStates(len(x.SortedIndices), x.Data.Device()), l.step)
+	return out
+}
+
+func (l *FusedLSTM) zeroStates(b int, dev tensor.Device) []*tensor.Tensor {
+	return []*tensor.Tensor{tensor.Zeros([]int{b, l.Hidden}, tensor.On(dev)), tensor.Zeros([]int{b, l.Hidden}, tensor.On(dev))}
+}
+
+// step maps x [b, input] and the states [h, c] to the next states, as
+// his lstm.py does: [1, x, h]·WLSTM, then the gates.
+func (l *FusedLSTM) step(x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
+	d, h, c := l.Hidden, s[0], s[1]
+	ones := tensor.Ones([]int{x.Size(0), 1}, tensor.On(x.Device()))
+	ifog := tensor.Cat([]*tensor.Tensor{ones, x, h}, 1).MatMul(l.WLSTM)
+	ifo := ifog.Narrow(1, 0, 3*d).Sigmoid()
+	g := ifog.Narrow(1, 3*d, d).Tanh()
+	i, f, o := ifo.Narrow(1, 0, d), ifo.Narrow(1, d, d), ifo.Narrow(1, 2*d, d)
+	c = i.Mul(g).Add(f.Mul(c))
+	return []*tensor.Tensor{o.Mul(c.Tanh()), c}
 }
 
 func (l *FusedLSTM) Slots() []nn.Slot     { return []nn.Slot{nn.Param("WLSTM", &l.WLSTM)} }
@@ -74,6 +93,7 @@ func (l *FusedLSTM) Children() []nn.Child { return nil }
 
 type delayConfig struct {
 	hidden, symbols, length, delay, sequences int
+	ragged                                    bool
 }
 
 // delayTask trains a FusedLSTM and a linear read-out to output, at each
@@ -101,11 +121,11 @@ func newDelayTask(r *train.Run, c delayConfig) (*delayTask, error) {
 	if c.hidden < 1 || c.symbols < 2 || c.length < 1 || c.delay < 0 || c.delay >= c.length || c.sequences < 4 {
 		return nil, train.UsageError("want -hidden ≥ 1, -symbols ≥ 2, 0 ≤ -delay < -length, -sequences ≥ 4")
 	}
-	trainSet, err := data.Delay(c.sequences, c.length, c.symbols, c.delay, r.Seed)
+	trainSet, err := c.dataset(c.sequences, r.Seed)
 	if err != nil {
 		return nil, err
 	}
-	test, err := data.Delay(c.sequences/4, c.length, c.symbols, c.delay, r.Seed+1<<32)
+	test, err := c.dataset(c.sequences/4, r.Seed+1<<32)
 	if err != nil {
 		return nil, err
 	}
@@ -126,18 +146,44 @@ func newDelayTask(r *train.Run, c delayConfig) (*delayTask, error) {
 	return t, nil
 }
 
+// dataset returns n delay-task sequences: of -length steps, or with
+// -ragged of lengths spread over -length/4 … -length.
+func (c delayConfig) dataset(n int, seed uint64) (*data.InMemory, error) {
+	if c.ragged {
+		return data.RaggedDelay(n, max(1, c.length/4), c.length, c.symbols, c.delay, seed)
+	}
+	return data.Delay(n, c.length, c.symbols, c.delay, seed)
+}
+
 func (t *delayTask) StepsPerEpoch() int { return t.loader.BatchesPerEpoch() }
 
-// logits returns the read-out of seqs, int32 [b, n]: [n·b, symbols].
-func (t *delayTask) logits(seqs *tensor.Tensor) *tensor.Tensor {
-	x := tensor.OneHot(seqs.T(), t.c.symbols).To(t.r.Device).Float() // [n, b, symbols]
-	h := t.lstm.Forward(x)
-	return t.readout.Forward(h.Reshape(-1, t.c.hidden))
+// logits returns the read-out of a batch, [rows, symbols], its targets,
+// [rows], and the first row of a step ≥ delay (the rows from there on
+// need memory). Rows are time-major: [n·b] for a batch of b sequences
+// of n steps, or the packed rows of a ragged batch.
+func (t *delayTask) logits(b *data.Batch) (logits, targets *tensor.Tensor, late int) {
+	seqs, want := b.Tensors[0].T(), b.Tensors[1].T() // [n, b]
+	if !t.c.ragged {
+		x := tensor.OneHot(seqs, t.c.symbols).To(t.r.Device).Float() // [n, b, symbols]
+		h := t.lstm.Forward(x)
+		return t.readout.Forward(h.Reshape(-1, t.c.hidden)), want.Reshape(-1), t.c.delay * seqs.Size(1)
+	}
+	lengths := make([]int, seqs.Size(1))
+	for i, n := range b.Tensors[2].Int32s() {
+		lengths[i] = int(n)
+	}
+	p := nn.PackPadded(seqs, lengths, false)
+	h := t.lstm.ForwardPacked(p.WithData(tensor.OneHot(p.Data, t.c.symbols).Float()))
+	for _, n := range p.BatchSizes[:min(t.c.delay, len(p.BatchSizes))] {
+		late += n
+	}
+	return t.readout.Forward(h.Data), nn.PackPadded(want, lengths, false).Data, late
 }
 
 func (t *delayTask) Step(int) float64 {
 	return train.SupervisedStep(t.loader, t.opt, nil, func(b *data.Batch) *tensor.Tensor {
-		return nn.CrossEntropy(t.logits(b.Tensors[0]), b.Tensors[1].T().Reshape(-1))
+		logits, targets, _ := t.logits(b)
+		return nn.CrossEntropy(logits, targets)
 	})
 }
 
@@ -150,22 +196,21 @@ func (t *delayTask) Evaluate() []train.Metric {
 		panic(err)
 	}
 	defer l.Close()
-	var correct, count, sum float64
+	var correct, count, sum, rows float64
 	tensor.NoGrad(func() {
 		for b := range l.Batches() {
-			logits := t.logits(b.Tensors[0])
-			want := b.Tensors[1].T().Reshape(-1)
+			logits, want, late := t.logits(b)
 			sum += nn.CrossEntropy(logits, want, nn.Reduce(nn.ReduceSum)).Item()
-			n := b.Tensors[0].Shape()[0]
-			late := t.c.length - t.c.delay
-			got := logits.ArgMaxDim(1, false).Narrow(0, t.c.delay*n, late*n)
-			correct += got.Eq(want.Narrow(0, t.c.delay*n, late*n)).Sum().Item()
-			count += float64(late * n)
+			rows += float64(want.Size(0))
+			n := want.Size(0) - late
+			got := logits.ArgMaxDim(1, false).Narrow(0, late, n)
+			correct += got.Eq(want.Narrow(0, late, n)).Sum().Item()
+			count += float64(n)
 		}
 	})
 	return []train.Metric{
 		{Name: "held-out accuracy", Value: correct / count, Unit: "%"},
-		{Name: "held-out loss", Value: sum / float64(t.test.Len()*t.c.length), WithCurve: true},
+		{Name: "held-out loss", Value: sum / rows, WithCurve: true},
 	}
 }
 

@@ -82,12 +82,26 @@ func TestProgramsListed(t *testing.T) {
 // TestProgramsCPUvsGPU runs each program's first steps on the CPU twice
 // (the same seed must give the same values bit for bit) and on the GPU,
 // whose training values and final weights must agree with the CPU's
-// within 1e-3 relative.
+// within 1e-3 relative. Variants run a program again with a flag that
+// changes its computation (lstm -ragged: packed batches).
 func TestProgramsCPUvsGPU(t *testing.T) {
 	gpu, haveGPU := devtest.GPU(t)
+	type run struct {
+		name  string
+		p     *train.Program
+		extra []string
+	}
+	var runs []run
 	for _, p := range train.Programs() {
-		t.Run(p.Name, func(t *testing.T) {
-			args := small(t, p.Name)
+		runs = append(runs, run{p.Name, p, nil})
+		if p.Name == "lstm" {
+			runs = append(runs, run{"lstm-ragged", p, []string{"-ragged"}})
+		}
+	}
+	for _, r := range runs {
+		p := r.p
+		t.Run(r.name, func(t *testing.T) {
+			args := append(small(t, p.Name), r.extra...)
 			dir := t.TempDir()
 			ckpt := func(name string) []string {
 				return append(append([]string{}, args...), "-checkpoint", filepath.Join(dir, name))

@@ -115,6 +115,41 @@ def torch_cnn_step(dev, batch, c1, c2):
     return classifier_step(model, x, y)
 
 
+def ragged_batch(dev, batch, longest, features):
+    """lstm_*_step's batch: lengths spread evenly over longest/4…longest."""
+    lengths = [longest // 4 + (b * (longest - longest // 4) // (batch - 1) if batch > 1 else 0) for b in range(batch)]
+    xs = [torch.randn(n, features, device=dev) for n in lengths]
+    ys = [torch.randn(n, device=dev) for n in lengths]
+    return lengths, xs, ys
+
+
+def torch_lstm_step(packed):
+    def make(dev, batch, longest, features, hidden):
+        lengths, xs, ys = ragged_batch(dev, batch, longest, features)
+        lstm = nn.LSTM(features, hidden).to(dev)
+        w = torch.randn(hidden, device=dev, requires_grad=True)
+        opt = torch.optim.SGD(list(lstm.parameters()) + [w], lr=0.01)
+        total = sum(lengths)
+        x_pad = nn.utils.rnn.pad_sequence(xs)  # (longest, batch, features), built once
+        y_pad = nn.utils.rnn.pad_sequence(ys)
+        mask = (torch.arange(longest, device=dev)[:, None] < torch.tensor(lengths, device=dev)[None, :]).float()
+
+        def step():
+            opt.zero_grad()
+            if packed:
+                out, _ = lstm(nn.utils.rnn.pack_sequence(xs, enforce_sorted=False))
+                y = nn.utils.rnn.pack_sequence(ys, enforce_sorted=False).data
+                loss = ((out.data @ w - y) ** 2).sum() / total
+            else:
+                out, _ = lstm(x_pad)
+                loss = (((out @ w - y_pad) * mask) ** 2).sum() / total
+            loss.backward()
+            opt.step()
+            loss.item()
+        return step
+    return make
+
+
 def char_data(vocab, seq):
     rng = np.random.default_rng(1)
     return rng.integers(0, vocab, size=64 * seq + 1).tolist()
@@ -216,6 +251,7 @@ WORKLOADS = {
         "gemm": torch_gemm, "conv2d": torch_conv2d, "mul_add": torch_mul_add, "sum": torch_sum,
         "softmax": torch_softmax, "tiny_op": torch_tiny_op,
         "mlp_step": torch_mlp_step, "cnn_step": torch_cnn_step, "minchar_step": torch_minchar_step,
+        "lstm_padded_step": torch_lstm_step(False), "lstm_ragged_step": torch_lstm_step(True),
     },
     "numpy": {"minchar_step": numpy_minchar_step},
 }
