@@ -2,11 +2,7 @@
 
 package device
 
-import (
-	"fmt"
-	"runtime"
-	"strings"
-)
+import "fmt"
 
 // Recording a dispatch: Run validates a Kernel against the device's
 // limits, finds its pipeline and bind group in the caches, takes its
@@ -131,27 +127,5 @@ func (g *GPU) Run(k Kernel) error {
 		r.blk.lastUse = g.stream.batch
 	}
 	g.stream.dispatches++
-	if DebugLabels != nil {
-		DebugLabels[k.Label]++
-		if k.Label == "copy" || k.Label == "fill" || k.Label == "Where" {
-			var pcs [12]uintptr
-			n := runtime.Callers(3, pcs[:])
-			fr := runtime.CallersFrames(pcs[:n])
-			key := k.Label
-			for {
-				f, more := fr.Next()
-				if !strings.Contains(f.Function, "gpuBackend") && !strings.Contains(f.Function, "pin") {
-					key += " < " + f.Function[strings.LastIndex(f.Function, "/")+1:]
-				}
-				if !more || strings.Count(key, "<") >= 4 {
-					break
-				}
-			}
-			DebugLabels[key]++
-		}
-	}
 	return g.countCmdLocked()
 }
-
-// DebugLabels TEMPORARY
-var DebugLabels map[string]int

@@ -115,6 +115,7 @@ type fexpr struct {
 // its result's dtype. A constant node has no op and no arguments.
 type fnode struct {
 	konst bool // a constant: p[0] as out, no row (a pending Full)
+	ident bool // a copy of its one argument, no row (a pending Clone)
 	op    Op
 	args  [3]int
 	nargs int
@@ -176,17 +177,22 @@ func fuseConstant(op string, shape []int, v float64, dt DType, dev Device) *Tens
 	return newPendingTensor(e, dev)
 }
 
-// fuseClone returns a copy of the pending tensor t as another pending
-// tensor computing the same expression (no kernel, no memory until
-// used), or nil when t is no whole pending result or fusion is off.
+// fuseClone returns a copy of t as a pending tensor (no kernel, no
+// memory until used): the same expression as t's when t is a pending
+// result, else an identity over t. It returns nil when fusion is off or
+// t is empty or too big to bind whole.
 func fuseClone(t *Tensor) *Tensor {
-	if !fusionOn.Load() || t.ref.s.pend.Load() == nil {
+	n := t.Numel()
+	if !fusionOn.Load() || n == 0 || !backendOf(t.Device()).fusable(n) || !backendOf(t.Device()).fusable(t.ref.s.n) {
 		return nil
 	}
-	mustFit("Clone", t.dtype, t.Numel(), t.Device(), t)
+	mustFit("Clone", t.dtype, n, t.Device(), t)
 	e := &fexpr{shape: slices.Clone(t.shape), dtype: t.dtype, scalar: Bool}
 	if _, ok := e.inline(t); !ok {
-		return nil
+		// A realized t: a pending copy, computed when used (an in-place
+		// update reading it inlines it and reads t).
+		t.ref.s.realize()
+		e.nodes = append(e.nodes, fnode{ident: true, args: [3]int{e.leaf(t)}, nargs: 1, ct: t.dtype, out: t.dtype})
 	}
 	counters.pendingOps.Add(1)
 	return newPendingTensor(e, t.Device())
@@ -250,8 +256,11 @@ func mustFit(op string, dt DType, n int, dev Device, ts ...*Tensor) {
 // label names the kernel that realizes e, after its last op.
 func (e *fexpr) label() string {
 	last := e.nodes[len(e.nodes)-1]
-	if last.konst {
+	switch {
+	case last.konst:
 		return "fused fill"
+	case last.ident:
+		return "fused copy"
 	}
 	return "fused " + last.op.String()
 }

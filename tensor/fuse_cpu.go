@@ -65,8 +65,9 @@ type leafLoader interface {
 	// store writes n elements of tmp to buf from off, step apart.
 	store(buf any, off, step int, tmp any, n int)
 	// constant is the chunk kernel of a constant node: v as a cast
-	// converts it.
+	// converts it; copy that of an identity node.
 	constant(v float64) chunkFn
+	copy(dst any, do int, in *[3]any, io *[3]int, n int)
 }
 
 type loaderOf[T cpu.Elem] struct{}
@@ -94,6 +95,10 @@ func (loaderOf[T]) store(buf any, off, step int, tmp any, n int) {
 	}
 }
 
+func (loaderOf[T]) copy(dst any, do int, in *[3]any, io *[3]int, n int) {
+	copy(dst.([]T)[do:do+n], in[0].([]T)[io[0]:io[0]+n])
+}
+
 func (loaderOf[T]) constant(v float64) chunkFn {
 	c := fromFloat64[T](v)
 	return func(dst any, do int, _ *[3]any, _ *[3]int, n int) {
@@ -116,9 +121,12 @@ func (cpuBackend) fused(dst *Tensor, e *fexpr) {
 	defer unpin(pin(e.leaves...))
 	fns := make([]chunkFn, len(e.nodes))
 	for k, n := range e.nodes {
-		if n.konst {
+		switch {
+		case n.konst:
 			fns[k] = leafLoaders[n.out].constant(n.p[0])
-		} else {
+		case n.ident:
+			fns[k] = leafLoaders[n.out].copy
+		default:
 			fns[k] = cpuFor(n.op.String(), n.ct, &n.op.info().cpu).chunk(n.p)
 		}
 	}

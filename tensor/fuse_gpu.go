@@ -17,9 +17,12 @@ func (b *gpuBackend) fused(dst *Tensor, e *fexpr) {
 	nodes := make([]wgsl.FusedNode, len(e.nodes))
 	for k, n := range e.nodes {
 		nodes[k] = wgsl.FusedNode{Args: n.args[:n.nargs], Out: wgslType(n.out), P0: n.p[0], P1: n.p[1]}
-		if n.konst {
+		switch {
+		case n.konst:
 			nodes[k].Expr = "p0"
-		} else {
+		case n.ident:
+			nodes[k].Expr = "x"
+		default:
 			nodes[k].Expr = n.op.info().wgslFor(n.ct)
 		}
 	}
