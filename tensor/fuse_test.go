@@ -179,14 +179,7 @@ func TestFusionInPlaceInlines(t *testing.T) {
 		if k := tensor.ReadCounters().FusedKernels - before.FusedKernels; k != 3 {
 			t.Errorf("%v: %d fused kernels, want 3 (two in place, the clone)", dev, k)
 		}
-		tol := approx.Float32(16)
-		for i := range ref {
-			for j := range ref[i] {
-				if !tol.Equal(float64(got[i][j]), float64(ref[i][j])) {
-					t.Errorf("%v: value %d element %d: fused %v, eager %v", dev, i, j, got[i][j], ref[i][j])
-				}
-			}
-		}
+		checkFusedClose(t, dev, approx.Float32(16), got, ref)
 	}
 }
 
@@ -228,14 +221,7 @@ func TestFusionGradients(t *testing.T) {
 		var ref, got [][]float32
 		withFusion(false, func() { ref = grads() })
 		withFusion(true, func() { got = grads() })
-		tol := approx.Float32(64)
-		for i := range ref {
-			for j := range ref[i] {
-				if !tol.Equal(float64(got[i][j]), float64(ref[i][j])) {
-					t.Errorf("%v: value %d element %d: fused %v, eager %v", dev, i, j, got[i][j], ref[i][j])
-				}
-			}
-		}
+		checkFusedClose(t, dev, approx.Float32(64), got, ref)
 	}
 }
 
@@ -257,6 +243,19 @@ func TestGPUFusionOneDispatch(t *testing.T) {
 			t.Errorf("a 6-op chain recorded %d dispatches, want 1", n)
 		}
 	})
+}
+
+// checkFusedClose reports the elements where the fused values got and
+// the eager ones ref differ by more than tol.
+func checkFusedClose(t *testing.T, dev tensor.Device, tol approx.Tol, got, ref [][]float32) {
+	t.Helper()
+	for i := range ref {
+		for j := range ref[i] {
+			if !tol.Equal(float64(got[i][j]), float64(ref[i][j])) {
+				t.Errorf("%v: value %d element %d: fused %v, eager %v", dev, i, j, got[i][j], ref[i][j])
+			}
+		}
+	}
 }
 
 // eagerOnly runs the rest of the test with fusion off: the test checks
