@@ -79,8 +79,8 @@
 // written panics with an *Error wrapping a *device.CommandFailedError
 // (device.ErrCommandFailed) and the driver's own error.
 //
-// Fusion. With fusion on (SetFusion, or TESSERA_FUSION=1; off by
-// default), an elementwise op (a row with a WGSL expression: the unary,
+// Fusion. With fusion on (the default; SetFusion(false) or
+// TESSERA_FUSION=0 turns it off), an elementwise op (a row with a WGSL expression: the unary,
 // binary and ternary ops, Where, and Full's constants) returns a pending
 // tensor: an expression over its realized inputs that later elementwise
 // ops inline. It is computed, as one GPU dispatch or one CPU pass, when

@@ -25,24 +25,25 @@ import (
 // Decisions depend only on the ops, shapes and dtypes, never on the GPU
 // batch cap, so results are bitwise identical across caps.
 
-// FusionEnv names the environment variable that turns fusion on ("on",
-// "1") or off ("off", "0"); SetFusion overrides it.
+// FusionEnv names the environment variable that turns fusion off ("0",
+// "off", "false", "no"); SetFusion overrides it.
 const FusionEnv = "TESSERA_FUSION"
 
-// fusionOn is the switch: 1 on, 0 off.
+// fusionOn is the switch, on by default.
 var fusionOn atomic.Bool
 
 func init() {
 	switch strings.ToLower(strings.TrimSpace(os.Getenv(FusionEnv))) {
-	case "1", "on", "true", "yes":
+	case "0", "off", "false", "no":
+	default:
 		fusionOn.Store(true)
 	}
 }
 
 // SetFusion turns elementwise fusion on or off for the whole process and
 // returns the previous setting. Tensors already pending stay pending and
-// are realized as usual. The default comes from TESSERA_FUSION (off
-// unless it says "on" or "1").
+// are realized as usual. The default is on unless TESSERA_FUSION says
+// "0" or "off".
 func SetFusion(on bool) (was bool) { return fusionOn.Swap(on) }
 
 // Realize computes every pending tensor among ts now (fusion defers an
