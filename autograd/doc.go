@@ -40,7 +40,12 @@
 //     condition) is its own derivative: forward mode applies the op to
 //     the tangents, reverse mode its transpose;
 //   - MatMul (bilinear), Softmax, LogSoftmax and the extrema (with ties)
-//     give both rules.
+//     give both rules;
+//   - ScaledDotProductAttention gives both rules: reverse mode runs its
+//     fused backward op (weights recomputed from the saved logsumexp),
+//     and where the gradient itself is differentiated (CreateGraph, HVP)
+//     and in forward mode the formulas run in differentiable ops over
+//     the dense masked weights.
 //
 // TestRulesComplete fails when a differentiable op lacks an entry or an
 // entry lacks either rule; every op's forward rule is checked against

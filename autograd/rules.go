@@ -46,7 +46,7 @@ type forwardRule func(ts []*tensor.Tensor, n *tensor.Node) *tensor.Tensor
 // rules holds the derivative of every differentiable op, gathered from
 // the per-family tables. TestRulesComplete fails when an op lacks an
 // entry or an entry lacks a mode.
-var rules = merge(elementwiseRules, shapeRules, reduceRules, indexRules, convRules)
+var rules = merge(elementwiseRules, shapeRules, reduceRules, indexRules, convRules, attentionRules)
 
 func merge(tables ...map[tensor.Op]entry) map[tensor.Op]entry {
 	out := map[tensor.Op]entry{}

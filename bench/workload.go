@@ -71,7 +71,7 @@ type Workload struct {
 // definition and its peer functions in tools/bench/peers/peers.py.
 var registry = []*Workload{
 	&gemm, &conv2d, &mulAdd, &sum, &softmax, &tinyOp,
-	&mlpStep, &cnnStep, &mincharStep, &lstmPaddedStep, &lstmRaggedStep,
+	&mlpStep, &cnnStep, &mincharStep, &lstmPaddedStep, &lstmRaggedStep, &gptPaddedStep, &gptRaggedStep,
 }
 
 // Workloads returns the registry in table order.

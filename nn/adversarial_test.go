@@ -21,7 +21,7 @@ type T = tensor.Tensor
 // *tensor.Error, within a time limit.
 func TestAdversarialArguments(t *testing.T) {
 	gpu, ok := devtest.GPU(t)
-	A.Run(t, ".", gpu, ok, slices.Concat(nnCases(), layerCases(), packedCases()))
+	A.Run(t, ".", gpu, ok, slices.Concat(nnCases(), layerCases(), packedCases(), packedAttentionCases()))
 }
 
 // sizes calls f with Tuples(defaults...) and each adversarial option.

@@ -38,7 +38,11 @@
 // it, computing at step t only the sequences longer than t. RunPacked is
 // their loop and runs any user cell the same way. Each layer of a
 // recurrent stack projects its whole input with one product before it
-// recurs, padded or packed.
+// recurs, padded or packed. MultiheadAttention, TransformerEncoderLayer
+// and TransformerEncoder take ragged batches too: ForwardPacked attends
+// within each sequence of rows packed one after another (rows +
+// offsets, as FlashAttention's varlen API) through the fused
+// tensor.ScaledDotProductAttention, with no padding and no score matrix.
 //
 // Everything torch.nn.Module does by walking its tree is a function
 // here: Parameters, NamedParameters, Buffers, NamedBuffers,

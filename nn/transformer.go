@@ -105,6 +105,15 @@ func (l *TransformerEncoderLayer) Forward(x *tensor.Tensor) *tensor.Tensor {
 func (l *TransformerEncoderLayer) ForwardMasked(x *tensor.Tensor, masks AttentionMasks) *tensor.Tensor {
 	receiver("TransformerEncoderLayer", l)
 	need("TransformerEncoderLayer", "x", x)
+	return l.forward(x, func(x *tensor.Tensor) *tensor.Tensor {
+		masks.SkipWeights = true
+		out, _ := l.SelfAttn.Forward(x, x, x, masks)
+		return out
+	})
+}
+
+// forward runs the layer on x with attend as its self-attention.
+func (l *TransformerEncoderLayer) forward(x *tensor.Tensor, attend func(x *tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 	if l.SelfAttn == nil || l.Linear1 == nil || l.Linear2 == nil || l.Norm1 == nil || l.Norm2 == nil || l.Activation == nil {
 		fail("TransformerEncoderLayer", tensor.ErrArgument, "self_attn, linear1, linear2, norm1, norm2 and the activation must not be nil", x)
 	}
@@ -114,11 +123,7 @@ func (l *TransformerEncoderLayer) ForwardMasked(x *tensor.Tensor, masks Attentio
 		}
 		return d.Forward(x)
 	}
-	sa := func(x *tensor.Tensor) *tensor.Tensor {
-		masks.SkipWeights = true
-		out, _ := l.SelfAttn.Forward(x, x, x, masks)
-		return drop(l.Drop1, out)
-	}
+	sa := func(x *tensor.Tensor) *tensor.Tensor { return drop(l.Drop1, attend(x)) }
 	ff := func(x *tensor.Tensor) *tensor.Tensor {
 		return drop(l.Drop2, l.Linear2.Forward(drop(l.Drop, l.Activation.Forward(l.Linear1.Forward(x)))))
 	}
@@ -203,11 +208,16 @@ func (e *TransformerEncoder) Forward(x *tensor.Tensor) *tensor.Tensor {
 // layer and as MultiheadAttention.Forward.
 func (e *TransformerEncoder) ForwardMasked(x *tensor.Tensor, masks AttentionMasks) *tensor.Tensor {
 	receiver("TransformerEncoder", e)
+	return e.each(x, func(l *TransformerEncoderLayer, x *tensor.Tensor) *tensor.Tensor { return l.ForwardMasked(x, masks) })
+}
+
+// each applies layer to x with every layer in turn, then the norm.
+func (e *TransformerEncoder) each(x *tensor.Tensor, layer func(l *TransformerEncoderLayer, x *tensor.Tensor) *tensor.Tensor) *tensor.Tensor {
 	for i, l := range e.Layers {
 		if l == nil {
 			fail("TransformerEncoder", tensor.ErrArgument, fmt.Sprintf("layer %d is nil", i))
 		}
-		x = l.ForwardMasked(x, masks)
+		x = layer(l, x)
 	}
 	if e.Norm != nil {
 		x = e.Norm.Forward(x)

@@ -20,7 +20,7 @@ func TestAdversarialArguments(t *testing.T) {
 	restore := tensor.SetCPUBudget(1 << 30)
 	defer restore()
 	gpu, ok := devtest.GPU(t)
-	cases := slices.Concat(adversarialFuncs(), adversarialMethods(), adversarialMethods2(), adversarialConv())
+	cases := slices.Concat(adversarialFuncs(), adversarialMethods(), adversarialMethods2(), adversarialConv(), adversarialAttention())
 	A.Run(t, ".", gpu, ok, cases)
 }
 

@@ -66,6 +66,8 @@ type (
 		matmul(dst, a, b *Tensor)
 		unfold(dst, x *Tensor, w window, pad float64)
 		fold(dst, cols *Tensor, w window)
+		attention(out, lse, q, k, v, seg *Tensor, a attnShape)
+		attentionBackward(res, q, k, v, out, lse, g, seg *Tensor, a attnShape)
 		random(normal bool, dst *Tensor, seed, offset uint64, a, b float64)
 	}
 )
@@ -162,6 +164,16 @@ func (cpuBackend) unfold(dst, x *Tensor, w window, pad float64) {
 func (cpuBackend) fold(dst, cols *Tensor, w window) {
 	defer unpin(pin(dst, cols))
 	cpuFor("Fold", dst.dtype, &floatKernels).fold(dst, cols, w)
+}
+
+func (cpuBackend) attention(out, lse, q, k, v, seg *Tensor, a attnShape) {
+	defer unpin(pin(out, lse, q, k, v, seg))
+	cpuFor("ScaledDotProductAttention", q.dtype, &floatKernels).attention(out, lse, q, k, v, seg, a)
+}
+
+func (cpuBackend) attentionBackward(res, q, k, v, out, lse, g, seg *Tensor, a attnShape) {
+	defer unpin(pin(res, q, k, v, out, lse, g, seg))
+	cpuFor("ScaledDotProductAttentionBackward", q.dtype, &floatKernels).attentionBackward(res, q, k, v, out, lse, g, seg, a)
 }
 
 func (cpuBackend) indexSelect(dst, x, index *Tensor, dim int) error {
@@ -293,6 +305,23 @@ func (floatOf[T]) unfold(dst, x *Tensor, w window, pad float64) {
 
 func (floatOf[T]) fold(dst, cols *Tensor, w window) {
 	cpu.Col2Im(cpuBuf[T](dst)[dst.offset:], cpuBuf[T](cols), lay(cols), cpuWindow(w))
+}
+
+// cpuAttention is a as package cpu's Attention over the segments seg.
+func cpuAttention(a attnShape, seg *Tensor) cpu.Attention {
+	return cpu.Attention{N: a.n, H: a.h, D: a.d, Seg: cpuBuf[int32](seg)[seg.offset:], Scale: a.scale, Causal: a.causal}
+}
+
+// rows returns the contiguous t's elements.
+func rows[T cpu.Float](t *Tensor) []T { return cpuBuf[T](t)[t.offset : t.offset+t.Numel()] }
+
+func (floatOf[T]) attention(out, lse, q, k, v, seg *Tensor, a attnShape) {
+	cpu.AttentionForward(rows[T](out), rows[T](lse), rows[T](q), rows[T](k), rows[T](v), cpuAttention(a, seg))
+}
+
+func (floatOf[T]) attentionBackward(res, q, k, v, out, lse, g, seg *Tensor, a attnShape) {
+	r, m := rows[T](res), q.Numel()
+	cpu.AttentionBackward(r[:m], r[m:2*m], r[2*m:], rows[T](q), rows[T](k), rows[T](v), rows[T](out), rows[T](lse), rows[T](g), cpuAttention(a, seg))
 }
 
 func (floatOf[T]) random(normal bool, dst *Tensor, seed, offset uint64, a, b float64) {

@@ -403,6 +403,31 @@ func wgslWindow(w window) wgsl.Window {
 	return wgsl.Window(cpuWindow(w))
 }
 
+// wgslAttention returns a as package wgsl's AttentionShape for the
+// contiguous operands at their offsets (g and res nil for the forward).
+func wgslAttention(a attnShape, q, k, v, out, lse, seg, g, res *Tensor) wgsl.AttentionShape {
+	s := wgsl.AttentionShape{N: a.n, H: a.h, D: a.d, MaxSpan: a.maxSpan, Scale: float32(a.scale), Causal: a.causal,
+		Q: q.offset, K: k.offset, V: v.offset, Out: out.offset, LSE: lse.offset, Seg: seg.offset}
+	if g != nil {
+		s.G, s.Res = g.offset, res.offset
+	}
+	return s
+}
+
+func (b *gpuBackend) attention(out, lse, q, k, v, seg *Tensor, a attnShape) {
+	defer unpin(pin(out, lse, q, k, v, seg))
+	p, err := wgsl.AttentionForward(wgslAttention(a, q, k, v, out, lse, seg, nil, nil), b.lim)
+	b.runPlan("ScaledDotProductAttention", p, err, map[string]*device.Buffer{
+		"out": gbuf(out), "lse": gbuf(lse), "q": gbuf(q), "k": gbuf(k), "v": gbuf(v), "seg": gbuf(seg)})
+}
+
+func (b *gpuBackend) attentionBackward(res, q, k, v, out, lse, g, seg *Tensor, a attnShape) {
+	defer unpin(pin(res, q, k, v, out, lse, g, seg))
+	p, err := wgsl.AttentionBackward(wgslAttention(a, q, k, v, out, lse, seg, g, res), b.lim)
+	b.runPlan("ScaledDotProductAttentionBackward", p, err, map[string]*device.Buffer{"res": gbuf(res),
+		"out": gbuf(out), "lse": gbuf(lse), "q": gbuf(q), "k": gbuf(k), "v": gbuf(v), "g": gbuf(g), "seg": gbuf(seg)})
+}
+
 func (b *gpuBackend) unfold(dst, x *Tensor, w window, pad float64) {
 	defer unpin(pin(dst, x))
 	k, err := wgsl.Im2Col(wlay(dst), wlay(x), wgslWindow(w), float32(pad), b.lim)

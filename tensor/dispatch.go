@@ -57,6 +57,14 @@ type backend interface {
 	unfold(dst, x *Tensor, w window, pad float64)
 	fold(dst, cols *Tensor, w window)
 
+	// attention writes out (N, H, D) and lse (N, H), contiguous, the
+	// segmented attention of the contiguous q, k, v (N, H, D) whose rows'
+	// segments seg (2N int32) holds; attentionBackward writes its
+	// gradients dq, dk, dv into the contiguous res (3, N, H, D) from the
+	// contiguous out, lse and gradient g.
+	attention(out, lse, q, k, v, seg *Tensor, a attnShape)
+	attentionBackward(res, q, k, v, out, lse, g, seg *Tensor, a attnShape)
+
 	// random fills the contiguous dst from the Philox stream (seed,
 	// offset): uniform in [a, b) or normal with mean a and std b.
 	random(normal bool, dst *Tensor, seed, offset uint64, a, b float64)

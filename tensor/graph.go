@@ -22,6 +22,8 @@ type Attrs struct {
 	Index   *Tensor   // indices of IndexSelect, Gather, ScatterAdd, MaxDim
 	Sizes   []int     // Cat: the size of each piece along Dim
 	Window  Window2d  // Unfold, Fold: the sliding window (resolved)
+	Offsets []int     // ScaledDotProductAttention: the segments' offsets (nil: one segment)
+	Causal  bool      // ScaledDotProductAttention: the causal mask
 }
 
 // A Node records how a tensor was computed: the op, its inputs and its

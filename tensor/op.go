@@ -98,6 +98,9 @@ const (
 	OpUnfold // im2col of an NCHW input: Attrs.Window, Shape = the input's, Scalars = {the padding's value}
 	OpFold   // col2im, Unfold's adjoint: Attrs.Window, Shape = the output's
 
+	OpScaledDotProductAttention         // inputs: q, k, v (N, H, D); Attrs.Offsets, Causal, Scalars = {scale}, Index = the rows' logsumexp (N, H)
+	OpScaledDotProductAttentionBackward // inputs: q, k, v, out, g; as above; output (3, N, H, D): dq, dk, dv
+
 	numOps
 )
 
@@ -246,6 +249,12 @@ var opTable = [numOps]opInfo{
 
 	OpUnfold: {name: "Unfold", fam: famOther},
 	OpFold:   {name: "Fold", fam: famOther},
+
+	OpScaledDotProductAttention: {name: "ScaledDotProductAttention", fam: famOther, saves: []int{0, 1, 2}, savesOut: true},
+	// The backward runs inside the attention's reverse rule, with grad
+	// off; differentiating the attention twice goes through autograd's
+	// composite rule instead, so this op has no derivative of its own.
+	OpScaledDotProductAttentionBackward: {name: "ScaledDotProductAttentionBackward", fam: famOther, nondiff: true},
 }
 
 var (

@@ -15,6 +15,7 @@ import (
 var opCaseAllowed = map[string]string{
 	"../autograd/rules.go":             "the rule table is keyed by op by design",
 	"../autograd/rules_conv.go":        "the rule table is keyed by op by design",
+	"../autograd/rules_attention.go":   "the rule table is keyed by op by design",
 	"../autograd/rules_elementwise.go": "the rule table is keyed by op by design",
 	"../autograd/rules_reduce.go":      "the rule table is keyed by op by design",
 	"../autograd/rules_shape.go":       "the rule table is keyed by op by design",

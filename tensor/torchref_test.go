@@ -26,7 +26,7 @@ import (
 
 // torchFamilies are the reference files these tests cover (nn.json is
 // covered by package nn).
-var torchFamilies = []string{"elementwise", "reduce", "linalg", "index", "shape", "conv"}
+var torchFamilies = []string{"elementwise", "reduce", "linalg", "index", "shape", "conv", "attention"}
 
 func TestTorchRefElementwise(t *testing.T) { runTorchFamily(t, "elementwise") }
 func TestTorchRefReduce(t *testing.T)      { runTorchFamily(t, "reduce") }

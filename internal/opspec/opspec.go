@@ -119,7 +119,7 @@ type RefExemption struct {
 // Lists returns the spec lists as written, for the check that every op
 // has exactly one.
 func Lists() [][]Spec {
-	return [][]Spec{withArity(unarySpecs, 1), withArity(binarySpecs, 2), withArity(ternarySpecs, 3), otherSpecs, convSpecs}
+	return [][]Spec{withArity(unarySpecs, 1), withArity(binarySpecs, 2), withArity(ternarySpecs, 3), otherSpecs, convSpecs, attentionSpecs}
 }
 
 // Specs returns the specs, in tensor.Ops() order, with Arity set and

@@ -139,19 +139,7 @@ def main():
     fold_cases()
     pool_cases()
     gen.CASES = {"conv": gen.CASES["conv"]}
-    write()
-
-
-def write():
-    import json
-    header = {"torch": torch.__version__, "torch_package": gen.torch_package_version(), "generator": "tools/torchref/conv.py", "family": "conv"}
-    lines = [json.dumps(c, separators=(",", ":"), allow_nan=False) for c in gen.CASES["conv"]]
-    text = json.dumps(header, separators=(",", ":"))[:-1] + ',"cases":[\n' + ",\n".join(lines) + "\n]}\n"
-    json.loads(text)
-    path = os.path.join(gen.OUT_DIR, "conv.json")
-    with open(path, "w") as f:
-        f.write(text)
-    print(f"{path}: {len(lines)} cases, {len(text)} bytes", file=sys.stderr)
+    gen.write_family("conv", "tools/torchref/conv.py")
 
 
 if __name__ == "__main__":

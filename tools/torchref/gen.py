@@ -1175,6 +1175,20 @@ def gen_nn():
 
 # ==========================================================================
 
+def write_family(fam, generator):
+    """Write the cases of family fam to <repo>/testdata/torch/<fam>.json,
+    naming generator (the script) in the header: for scripts that make one
+    family of their own (conv.py, attention.py)."""
+    header = {"torch": torch.__version__, "torch_package": torch_package_version(), "generator": generator, "family": fam}
+    lines = [json.dumps(c, separators=(",", ":"), allow_nan=False) for c in CASES[fam]]
+    text = json.dumps(header, separators=(",", ":"))[:-1] + ',"cases":[\n' + ",\n".join(lines) + "\n]}\n"
+    json.loads(text)
+    path = os.path.join(OUT_DIR, fam + ".json")
+    with open(path, "w") as f:
+        f.write(text)
+    print(f"{path}: {len(lines)} cases, {len(text)} bytes", file=sys.stderr)
+
+
 def main():
     gens = [gen_elementwise, gen_reduce, gen_linalg, gen_index, gen_nn, gen_shape]
     for gfn in gens:

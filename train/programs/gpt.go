@@ -3,6 +3,7 @@ package programs
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,7 @@ func init() {
 			fs.IntVar(&c.warmup, "warmup", 100, "steps of linear learning-rate warm-up before the cosine decay")
 			fs.IntVar(&c.sampleEvery, "sample-every", 500, "print a sample every this many steps (0: never)")
 			fs.IntVar(&c.sampleLen, "sample-len", 200, "characters per sample")
+			fs.BoolVar(&c.ragged, "ragged", false, "train on chunks of lengths spread over -context/4 … -context, packed one after another (no padding)")
 			return func(r *train.Run) (train.Task, error) { return newGPT(r, c) }
 		},
 	})
@@ -38,6 +40,7 @@ type gptConfig struct {
 	path                                  string
 	context, width, heads, layers, warmup int
 	sampleEvery, sampleLen                int
+	ragged                                bool
 }
 
 // gptModel is a character-level GPT: token embeddings plus learned
@@ -71,6 +74,19 @@ func (g *gptModel) Forward(idx *tensor.Tensor) *tensor.Tensor {
 	x := g.Tok.Forward(idx).Add(g.Pos.Narrow(0, 0, T))
 	for _, l := range g.Layers {
 		x = l.ForwardMasked(x, nn.AttentionMasks{Causal: true})
+	}
+	return g.Head.Forward(g.Norm.Forward(x))
+}
+
+// ForwardPacked returns the logits [N, V] of a ragged batch: idx and
+// pos [N] hold the symbols and their positions in their sequences,
+// packed one after another, sequence s being rows offsets[s] to
+// offsets[s+1]-1. Each sequence attends only within itself (causally),
+// with no padding.
+func (g *gptModel) ForwardPacked(idx, pos *tensor.Tensor, offsets []int) *tensor.Tensor {
+	x := g.Tok.Forward(idx).Add(g.Pos.IndexSelect(0, pos))
+	for _, l := range g.Layers {
+		x = l.ForwardPacked(x, offsets, true)
 	}
 	return g.Head.Forward(g.Norm.Forward(x))
 }
@@ -113,7 +129,11 @@ func newGPT(r *train.Run, c gptConfig) (*gpt, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.loader, err = data.NewLoader(windows, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, DropLast: true, Device: r.Device}); err != nil {
+	loadOn := r.Device
+	if c.ragged { // cut into chunks on the host, then uploaded packed
+		loadOn = tensor.CPU
+	}
+	if m.loader, err = data.NewLoader(windows, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, DropLast: true, Device: loadOn}); err != nil {
 		return nil, err
 	}
 	V := len(m.vocab)
@@ -150,7 +170,12 @@ func (m *gpt) Step(n int) float64 {
 	var loss float64
 	tensor.Scope(func() {
 		b := train.NextBatch(m.loader)
-		l := m.loss(b.Tensors[0], b.Tensors[1], nn.ReduceMean)
+		var l *tensor.Tensor
+		if m.c.ragged {
+			l = m.raggedLoss(b.Tensors[0], b.Tensors[1], n)
+		} else {
+			l = m.loss(b.Tensors[0], b.Tensors[1], nn.ReduceMean)
+		}
 		autograd.Backward(l)
 		m.opt.Step()
 		m.opt.ZeroGrad()
@@ -166,6 +191,28 @@ func (m *gpt) loss(in, tgt *tensor.Tensor, how nn.Reduction) *tensor.Tensor {
 	logits := m.model.Forward(in)
 	V := len(m.vocab)
 	return nn.CrossEntropy(logits.Reshape(-1, V), tgt.Reshape(-1), nn.Reduce(how))
+}
+
+// raggedLoss returns the mean cross-entropy over a ragged batch cut
+// from the windows in and tgt ([B, context], on the host): window b
+// keeps its first l_b symbols, l_b drawn for step n from the run's seed
+// over context/4 … context, and the chunks are packed one after another.
+func (m *gpt) raggedLoss(in, tgt *tensor.Tensor, n int) *tensor.Tensor {
+	T := m.c.context
+	r := rand.New(rand.NewPCG(m.r.Seed, uint64(n)))
+	ins, tgts := in.Int32s(), tgt.Int32s()
+	var idx, want, pos []int32
+	lengths := make([]int, in.Size(0))
+	for b := range lengths {
+		lo := max(1, T/4)
+		lengths[b] = lo + r.IntN(T-lo+1)
+		for t := range lengths[b] {
+			idx, want, pos = append(idx, ins[b*T+t]), append(want, tgts[b*T+t]), append(pos, int32(t))
+		}
+	}
+	dev := m.r.Device
+	logits := m.model.ForwardPacked(tensor.New(idx, len(idx)).To(dev), tensor.New(pos, len(pos)).To(dev), tensor.Offsets(lengths...))
+	return nn.CrossEntropy(logits, tensor.New(want, len(want)).To(dev))
 }
 
 // sample draws sampleLen symbols from the model, starting from a

@@ -83,7 +83,7 @@ func TestProgramsListed(t *testing.T) {
 // (the same seed must give the same values bit for bit) and on the GPU,
 // whose training values and final weights must agree with the CPU's
 // within 1e-3 relative. Variants run a program again with a flag that
-// changes its computation (lstm -ragged: packed batches).
+// changes its computation (lstm -ragged and gpt -ragged: packed batches).
 func TestProgramsCPUvsGPU(t *testing.T) {
 	gpu, haveGPU := devtest.GPU(t)
 	type run struct {
@@ -94,8 +94,11 @@ func TestProgramsCPUvsGPU(t *testing.T) {
 	var runs []run
 	for _, p := range train.Programs() {
 		runs = append(runs, run{p.Name, p, nil})
-		if p.Name == "lstm" {
+		switch p.Name {
+		case "lstm":
 			runs = append(runs, run{"lstm-ragged", p, []string{"-ragged"}})
+		case "gpt":
+			runs = append(runs, run{"gpt-ragged", p, []string{"-ragged"}})
 		}
 	}
 	for _, r := range runs {

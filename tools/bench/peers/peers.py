@@ -150,6 +150,36 @@ def torch_lstm_step(packed):
     return make
 
 
+def torch_gpt_padded_step(dev, batch, longest, width, heads, layers):
+    """gpt_padded_step: causal pre-norm nn.TransformerEncoderLayers on the
+    batch padded to the longest, with a causal src_mask and a
+    src_key_padding_mask, the loss masked to the real rows. PyTorch 1.13
+    cannot train a transformer on nested (ragged) tensors, so
+    gpt_ragged_step has no peer."""
+    lengths, xs, ys = ragged_batch(dev, batch, longest, width)
+    model = nn.Sequential(*[nn.TransformerEncoderLayer(width, heads, 4 * width, dropout=0.0, activation="gelu",
+                                                       batch_first=True, norm_first=True) for _ in range(layers)]).to(dev)
+    w = torch.randn(width, device=dev, requires_grad=True)
+    opt = torch.optim.SGD(list(model.parameters()) + [w], lr=0.01)
+    total = sum(lengths)
+    x_pad = nn.utils.rnn.pad_sequence(xs, batch_first=True)  # (batch, longest, width), built once
+    y_pad = nn.utils.rnn.pad_sequence(ys, batch_first=True)
+    keep = (torch.arange(longest, device=dev)[None, :] < torch.tensor(lengths, device=dev)[:, None])
+    causal = torch.triu(torch.ones(longest, longest, dtype=torch.bool, device=dev), 1)
+    pads = ~keep
+
+    def step():
+        opt.zero_grad()
+        h = x_pad
+        for layer in model:
+            h = layer(h, src_mask=causal, src_key_padding_mask=pads)
+        loss = (((h @ w - y_pad) * keep.float()) ** 2).sum() / total
+        loss.backward()
+        opt.step()
+        loss.item()
+    return step
+
+
 def char_data(vocab, seq):
     rng = np.random.default_rng(1)
     return rng.integers(0, vocab, size=64 * seq + 1).tolist()
@@ -252,6 +282,7 @@ WORKLOADS = {
         "softmax": torch_softmax, "tiny_op": torch_tiny_op,
         "mlp_step": torch_mlp_step, "cnn_step": torch_cnn_step, "minchar_step": torch_minchar_step,
         "lstm_padded_step": torch_lstm_step(False), "lstm_ragged_step": torch_lstm_step(True),
+        "gpt_padded_step": torch_gpt_padded_step,
     },
     "numpy": {"minchar_step": numpy_minchar_step},
 }
