@@ -12,7 +12,7 @@ import (
 // constant, so a scalar operand costs no kernel and no memory.
 func fuseConstant(op string, shape []int, v float64, dt DType, dev Device) *Tensor {
 	n := layout.Numel(shape)
-	if !fusionOn.Load() || dt == Bool || n == 0 || !backendOf(dev).fusable(n) {
+	if !fuses(dev, n) || dt == Bool || n == 0 || !backendOf(dev).fusable(n) {
 		return nil
 	}
 	mustFit(op, dt, n, dev)
@@ -27,7 +27,7 @@ func fuseConstant(op string, shape []int, v float64, dt DType, dev Device) *Tens
 // t is empty or too big to bind whole.
 func fuseClone(t *Tensor) *Tensor {
 	n := t.Numel()
-	if !fusionOn.Load() || n == 0 || !backendOf(t.Device()).fusable(n) || !backendOf(t.Device()).fusable(t.ref.s.n) {
+	if !fuses(t.Device(), n) || n == 0 || !backendOf(t.Device()).fusable(n) || !backendOf(t.Device()).fusable(t.ref.s.n) {
 		return nil
 	}
 	mustFit("Clone", t.dtype, n, t.Device(), t)
@@ -51,7 +51,7 @@ func fuseClone(t *Tensor) *Tensor {
 // t's own layout: every element is read, then written, in place.
 func fuseInPlace(op Op, p [2]float64, t *Tensor, ins ...*Tensor) bool {
 	ct := t.dtype
-	if !fusionOn.Load() || !fusable(op, ct) || !slices.ContainsFunc(ins[1:], func(x *Tensor) bool { return x.ref.s.pend.Load() != nil }) {
+	if !fuses(t.Device(), t.Numel()) || !fusable(op, ct) || !slices.ContainsFunc(ins[1:], func(x *Tensor) bool { return x.ref.s.pend.Load() != nil }) {
 		return false
 	}
 	b := backendOf(t.Device())

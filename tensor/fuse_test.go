@@ -12,10 +12,12 @@ import (
 	"github.com/tessera-ml/tessera/tensor"
 )
 
-// withFusion runs f with fusion on or off and restores the setting.
+// withFusion runs f with fusion on or off, on the CPU for every size,
+// and restores the settings.
 func withFusion(on bool, f func()) {
 	was := tensor.SetFusion(on)
 	defer tensor.SetFusion(was)
+	defer tensor.SetCPUFuseMin(0)()
 	f()
 }
 
