@@ -139,18 +139,34 @@ func (t *Tensor) borrow(s *storage) { t.ref = &ref{s: s, borrowed: true} }
 // the kernel a buffer the pool gave to someone else. The pinned
 // tensors also stay reachable, so no runtime cleanup runs mid-kernel.
 func pin(ts ...*Tensor) []*Tensor {
-	for _, t := range ts {
-		if t != nil && t.ref.s.pend.Load() != nil {
-			t.ref.s.realize()
-		}
-	}
 	for i, t := range ts {
 		if t != nil && !t.ref.s.tryRetain() {
 			unpin(ts[:i])
 			fail("use", ErrReleased, "the tensor's memory was released by another goroutine while an op was using it", t)
 		}
 	}
+	// Realize after retaining: realizing allocates, which may run the
+	// collector, whose cleanups must not release an operand whose only
+	// holder is a view the caller made (a broadcast operand).
+	for _, t := range ts {
+		if t != nil && t.ref.s.pend.Load() != nil {
+			realizePinned(t, ts)
+		}
+	}
 	return ts
+}
+
+// realizePinned realizes t, one of the pinned ts, unpinning them all if
+// that fails.
+func realizePinned(t *Tensor, ts []*Tensor) {
+	ok := false
+	defer func() {
+		if !ok {
+			unpin(ts)
+		}
+	}()
+	t.ref.s.realize()
+	ok = true
 }
 
 func unpin(ts []*Tensor) {
