@@ -90,7 +90,7 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 	// entries of grads that hold each one, and kept marks those the
 	// caller or a hook has seen; the engine releases only gradients that
 	// neither holds.
-	owners := map[*tensor.Tensor]int{}
+	owners := make(map[*tensor.Tensor]int, len(deps))
 	kept := map[*tensor.Tensor]bool{}
 	if c.gradOutput != nil {
 		kept[g] = true
@@ -108,7 +108,8 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 	}
 
 	body := func() {
-		grads := map[*tensor.Tensor]*tensor.Tensor{y: g}
+		grads := make(map[*tensor.Tensor]*tensor.Tensor, len(deps)+1)
+		grads[y] = g
 		owners[g] = 1
 		ready := []*tensor.Tensor{y}
 		for len(ready) > 0 {
@@ -132,7 +133,8 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 				}
 				kept[gt] = true
 			} else if xs == nil && t.RetainsGrad() {
-				accumulate(t, gt, c.createGraph) // keeps its own reference
+				// keeps its own reference; takes gt over when nothing else holds it
+				accumulate(t, gt, c.createGraph, owners[gt] == 0 && !kept[gt])
 			}
 			garbage = append(garbage, gt)
 			n := t.Source()
@@ -305,10 +307,17 @@ func SumToShape(g *tensor.Tensor, shape []int) *tensor.Tensor {
 // copied, as PyTorch's AccumulateGrad copies one it cannot steal: g may
 // be an expanded view, or shared with another input's gradient or with
 // GradOutput, and a leaf's Grad must be its own contiguous tensor that
-// in-place updates (clipping, zeroing) can change alone. Without
-// CreateGraph the stored gradient is detached; with it, it keeps its
-// history, so it can be differentiated again.
-func accumulate(t, g *tensor.Tensor, createGraph bool) {
+// in-place updates (clipping, zeroing) can change alone. Like PyTorch,
+// it steals what it can: when the engine holds g nowhere else (free)
+// and g owns its memory (tensor.OwnsStorage), the Grad is a detached
+// view of g, without a copy. Without CreateGraph the stored gradient is
+// detached; with it, it keeps its history, so it can be differentiated
+// again.
+func accumulate(t, g *tensor.Tensor, createGraph, free bool) {
+	if !createGraph && free && t.Grad() == nil && g.DType() == t.DType() && g.OwnsStorage() {
+		t.SetGrad(g.Detach())
+		return
+	}
 	if !createGraph {
 		d := g.Detach()
 		defer d.Release()

@@ -420,3 +420,30 @@ func TestWorkedExample(t *testing.T) {
 	autograd.Backward(y)
 	approx.Check(t, "dy/dx", x.Grad().Float64s(), vals(11, 7, 13), approx.Tol{Rel: 0, Scale: 1})
 }
+
+// TestStolenGradsStayApart checks that gradients stored without a copy
+// (a fresh gradient that owns its memory becomes the leaf's Grad) never
+// alias: Add hands one gradient to both inputs, so at most one may take
+// it, and clipping one Grad in place leaves the other alone.
+func TestStolenGradsStayApart(t *testing.T) {
+	a := tensor.Zeros([]int{3, 4}).SetRequiresGrad(true)
+	b := tensor.Zeros([]int{3, 4}).SetRequiresGrad(true)
+	w := tensor.Ones([]int{3, 4}).SetRequiresGrad(true)
+	autograd.Backward(a.Add(b).Mul(w).Sum())
+	if a.Grad().SharesStorage(b.Grad()) {
+		t.Fatal("a.Grad() and b.Grad() share storage")
+	}
+	a.Grad().MulScalarInPlace(0)
+	for _, v := range b.Grad().Float32s() {
+		if v != 1 {
+			t.Fatalf("b.Grad() changed with a.Grad(): %v", b.Grad())
+		}
+	}
+	// A second backward adds to the stolen gradient.
+	autograd.Backward(w.MulScalar(3).Sum())
+	for _, v := range w.Grad().Float32s() {
+		if v != 3 { // d/dw of sum((a+b)·w) is a+b = 0, then 3
+			t.Fatalf("w.Grad() = %v, want all 3", w.Grad())
+		}
+	}
+}

@@ -70,26 +70,31 @@ var shapeRules = map[tensor.Op]entry{
 			return out
 		}),
 	// MatMul is bilinear: for Y = A·B (batched), dY = dA·B + A·dB, whose
-	// transpose is dA = G·Bᵀ, dB = Aᵀ·G. A tangent's batch dim is one
-	// more batch dim of the product.
+	// transpose is dA = G·Bᵀ, dB = Aᵀ·G. A node holds either two 3-D
+	// operands of one batch or operands of at most 2 dims, where a 1-D
+	// A is a row and a 1-D B a column whose dims the product dropped
+	// (matmulGrads). A tangent's batch dim is one more batch dim of the
+	// product.
 	tensor.OpMatMul: explicit(
 		func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
-			out := make([]*tensor.Tensor, 2)
-			if needs(n, 0) {
-				out[0] = g.MatMul(n.Input(1).Transpose(1, 2))
-			}
-			if needs(n, 1) {
-				out[1] = n.Input(0).Transpose(1, 2).MatMul(g)
-			}
-			return out
+			return matmulGrads(g, n.Input(0), n.Input(1), needs(n, 0), needs(n, 1))
 		},
 		func(ts []*tensor.Tensor, n *tensor.Node) *tensor.Tensor {
+			a, b := n.Input(0), n.Input(1)
 			var sum *tensor.Tensor
 			if ts[0] != nil {
-				sum = ts[0].MatMul(n.Input(1))
+				sum = ts[0].MatMul(b)
 			}
 			if ts[1] != nil {
-				d := n.Input(0).MatMul(ts[1])
+				var d *tensor.Tensor
+				switch {
+				case b.Dim() > 1:
+					d = a.MatMul(ts[1])
+				case a.Dim() == 1: // (B,k)·(k): the dot product per direction
+					d = ts[1].MatMul(a)
+				default: // (B,k)·Aᵀ = (A·tBᵢ)ᵢ
+					d = ts[1].MatMul(a.Transpose(-2, -1))
+				}
 				if sum == nil {
 					return d
 				}
@@ -97,4 +102,64 @@ var shapeRules = map[tensor.Op]entry{
 			}
 			return sum
 		}),
+}
+
+// matmulGrads returns the gradients of A and B (nil where not wanted)
+// for the product Y = A·B whose gradient is g, with MatMul's 1-D rules:
+// a 1-D A is the row (1,k) and a 1-D B the column (k,1), and g lacks
+// their dims.
+func matmulGrads(g, a, b *tensor.Tensor, wantA, wantB bool) []*tensor.Tensor {
+	out := make([]*tensor.Tensor, 2)
+	switch {
+	case a.Dim() == 1 && b.Dim() == 1: // a dot product: g is 0-d
+		if wantA {
+			out[0] = b.Mul(g)
+		}
+		if wantB {
+			out[1] = a.Mul(g)
+		}
+	case b.Dim() == 1: // (m,k)·(k) → (m)
+		if wantA {
+			out[0] = g.Unsqueeze(1).MatMul(b.Unsqueeze(0))
+		}
+		if wantB {
+			out[1] = a.Transpose(-2, -1).MatMul(g)
+		}
+	case a.Dim() == 1: // (k)·(k,n) → (n)
+		if wantA {
+			out[0] = b.MatMul(g)
+		}
+		if wantB {
+			out[1] = a.Unsqueeze(1).MatMul(g.Unsqueeze(0))
+		}
+	default:
+		if wantA {
+			out[0] = productIn(a, g, b.Transpose(-2, -1))
+		}
+		if wantB {
+			out[1] = productIn(b, a.Transpose(-2, -1), g)
+		}
+	}
+	return out
+}
+
+// productIn returns p·q, the gradient of x, in x's layout when x is a
+// transposed matrix (a column-major 2-D view, such as the weight.T()
+// of nn.Linear): as (qᵀ·pᵀ)ᵀ, whose transpose — the gradient of the
+// weight itself — is then contiguous and owns its memory, so the
+// engine stores it as the weight's Grad without a copy. The product
+// itself is the same GEMM either way.
+func productIn(x, p, q *tensor.Tensor) *tensor.Tensor {
+	if x.Dim() != 2 || x.IsContiguous() {
+		return p.MatMul(q)
+	}
+	if s := x.Strides(); s[0] != 1 || s[1] != x.Size(0) {
+		return p.MatMul(q)
+	}
+	t := q.T().MatMul(p.T())
+	out := t.T()
+	if !t.Context().GradEnabled() {
+		t.Release() // out holds the memory; the engine releases out
+	}
+	return out
 }

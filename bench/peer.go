@@ -102,7 +102,12 @@ func startPeer(python string, threads int) (*peerProc, error) {
 	}
 	p := &peerProc{dir: dir, stderr: &tail{max: 4096}}
 	p.cmd = exec.Command(python, script, "--threads", strconv.Itoa(threads))
-	p.cmd.Env = os.Environ()
+	// OpenBLAS chooses its kernels for the running CPU unless
+	// OPENBLAS_CORETYPE forces older ones (this machine's environment
+	// sets Haswell, which halves PyTorch's GEMM on an AVX-512 CPU); the
+	// peers run with the CPU's own, so ratios are against PyTorch at its
+	// best. The report prints the setting the peer ran with.
+	p.cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "OPENBLAS_CORETYPE=") })
 	if _, ok := os.LookupEnv("OPENBLAS_NUM_THREADS"); !ok {
 		p.cmd.Env = append(p.cmd.Env, "OPENBLAS_NUM_THREADS="+strconv.Itoa(threads))
 	}

@@ -157,6 +157,7 @@ func Run(cfg Config) (*Report, error) {
 	for _, w := range cfg.Workloads {
 		rep.Docs = append(rep.Docs, w.Doc)
 	}
+	rep.Notes = append(rep.Notes, peakShares(rep.Results)...)
 	return rep, nil
 }
 
@@ -174,6 +175,9 @@ func plan(rep *Report, cfg Config, devs []tensor.Device, peer *peerProc) []*slot
 			}
 			var cpu, gpu *slot
 			for _, d := range devs {
+				if w.CPUOnly && d.Kind != tensor.KindCPU {
+					continue
+				}
 				sl := &slot{w: w, size: s, res: result("tessera", d.String(), ""), dev: d}
 				if d.Kind == tensor.KindCPU {
 					cpu = sl

@@ -64,13 +64,16 @@ type Workload struct {
 	Work   func(s Size) float64 // work units per step, in Unit (flops, bytes, ops, steps)
 	Setup  func(dev tensor.Device, s Size) Case
 	Doc    string // how Work is counted, printed under the table
+	// CPUOnly workloads measure the processor, not a device: they run
+	// once, on the CPU, whatever devices are benchmarked.
+	CPUOnly bool
 }
 
 // registry lists every workload in table order. A new workload (conv,
 // the CNN and transformer training steps) is one entry here plus its
 // definition and its peer functions in tools/bench/peers/peers.py.
 var registry = []*Workload{
-	&gemm, &conv2d, &mulAdd, &sum, &softmax, &tinyOp,
+	&fmaPeak, &gemm, &conv2d, &mulAdd, &sum, &softmax, &tinyOp,
 	&mlpStep, &cnnStep, &mincharStep, &lstmPaddedStep, &lstmRaggedStep, &gptPaddedStep, &gptRaggedStep,
 }
 

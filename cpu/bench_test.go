@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -27,6 +28,14 @@ func BenchmarkMatMul(b *testing.B) {
 		l := Contiguous(1, n, n)
 		MatMul(c, l, a, l, bm, l) // fault c's pages in before timing
 		b.Run(fmt.Sprintf("n=%d/tessera", n), func(b *testing.B) {
+			for b.Loop() {
+				MatMul(c, l, a, l, bm, l)
+			}
+			report(b)
+		})
+		b.Run(fmt.Sprintf("n=%d/tessera-avx2", n), func(b *testing.B) {
+			defer func(on bool) { sgemmAVX512 = on }(sgemmAVX512)
+			sgemmAVX512 = false
 			for b.Loop() {
 				MatMul(c, l, a, l, bm, l)
 			}
@@ -124,4 +133,34 @@ func BenchmarkNormal16M(b *testing.B) {
 		Normal(d, 1, 0, 0, 1)
 	}
 	b.ReportMetric(n16M*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
+}
+
+// BenchmarkMatMulF64 times float64 MatMul on n×n matrices through the
+// package's dgemm (tessera, where the CPU has AVX-512) and through gonum's
+// Dgemm (gonum); GFLOP/s-best is the fastest run's rate, which holds on a
+// loaded machine.
+func BenchmarkMatMulF64(b *testing.B) {
+	for _, n := range []int{100, 256, 512, 1024} {
+		a, bm, c := make([]float64, n*n), make([]float64, n*n), make([]float64, n*n)
+		r := newRand(1)
+		randFill(r, a)
+		randFill(r, bm)
+		flops := 2 * float64(n) * float64(n) * float64(n)
+		l := Contiguous(1, n, n)
+		for _, impl := range []string{"tessera", "gonum"} {
+			b.Run(fmt.Sprintf("n=%d/%s", n, impl), func(b *testing.B) {
+				defer func(on bool) { dgemmAsm = on }(dgemmAsm)
+				dgemmAsm = dgemmAsm && impl == "tessera"
+				MatMul(c, l, a, l, bm, l)
+				best := time.Hour
+				for b.Loop() {
+					t0 := time.Now()
+					MatMul(c, l, a, l, bm, l)
+					best = min(best, time.Since(t0))
+				}
+				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				b.ReportMetric(flops/best.Seconds()/1e9, "GFLOP/s-best")
+			})
+		}
+	}
 }

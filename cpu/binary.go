@@ -1,5 +1,7 @@
 package cpu
 
+import "unsafe"
+
 // Fn2 is a two-input elementwise function from S to D, as a value: F
 // computes one element; Vec, when not nil, a run where dst, x and y are
 // all contiguous, and VecScalar, when not nil, a run where dst and x are
@@ -45,10 +47,12 @@ func Binary[S, D Elem](f Fn2[S, D], dst []D, dl Layout, x []S, xl Layout, y []S,
 
 // Fn3 is a three-input elementwise function on T, as a value: F
 // computes one element and Vec, when not nil, a run where every operand
-// is contiguous, with F's results.
+// is contiguous, with F's results; VecScalarC, when not nil, a run where
+// dst, a and b are contiguous and c is one broadcast value.
 type Fn3[T Elem] struct {
-	F   func(a, b, c T) T
-	Vec func(dst, a, b, c []T)
+	F          func(a, b, c T) T
+	Vec        func(dst, a, b, c []T)
+	VecScalarC func(dst, a, b []T, c T)
 }
 
 // Ternary computes dst = f(a, b, c) elementwise, with the layout rules
@@ -60,6 +64,10 @@ func Ternary[T Elem](f Fn3[T], dst []T, dl Layout, a []T, al Layout, b []T, bl L
 	it.runParallel(func(o []int, n int) {
 		if f.Vec != nil && ds == 1 && as == 1 && bs == 1 && cs == 1 {
 			f.Vec(dst[o[0]:o[0]+n], a[o[1]:o[1]+n], b[o[2]:o[2]+n], c[o[3]:o[3]+n])
+			return
+		}
+		if f.VecScalarC != nil && ds == 1 && as == 1 && bs == 1 && cs == 0 {
+			f.VecScalarC(dst[o[0]:o[0]+n], a[o[1]:o[1]+n], b[o[2]:o[2]+n], c[o[3]])
 			return
 		}
 		di, ai, bi, ci := o[0], o[1], o[2], o[3]
@@ -76,6 +84,10 @@ func Where[T Elem](dst []T, dl Layout, cond []bool, cl Layout, x []T, xl Layout,
 	ds, cs, xs, ys := it.step(0), it.step(1), it.step(2), it.step(3)
 	it.runParallel(func(o []int, n int) {
 		di, ci, xi, yi := o[0], o[1], o[2], o[3]
+		if unsafe.Sizeof(*new(T)) == 4 && ds == 1 && cs == 1 && xs == 1 && ys <= 1 {
+			selectWords(as32(dst[di:di+n]), asBytes(cond[ci:ci+n]), as32(x[xi:xi+n]), as32(y[yi:]), ys)
+			return
+		}
 		for i := 0; i < n; i++ {
 			if cond[ci] {
 				dst[di] = x[xi]
@@ -85,4 +97,35 @@ func Where[T Elem](dst []T, dl Layout, cond []bool, cl Layout, x []T, xl Layout,
 			di, ci, xi, yi = di+ds, ci+cs, xi+xs, yi+ys
 		}
 	})
+}
+
+// selectWords sets dst[i] = x[i] where c[i] is 1 and y[i·ys] where it is
+// 0 (ys 0: one y for all), on the bits of 4-byte elements and without a
+// branch per element: a ReLU's gradient mask is true about half the
+// time, at random, which a branch would mispredict.
+func selectWords(dst []uint32, c []uint8, x, y []uint32, ys int) {
+	c, x = c[:len(dst)], x[:len(dst)]
+	if ys == 0 {
+		v := y[0]
+		for i := range dst {
+			m := -uint32(c[i] & 1)
+			dst[i] = x[i]&m | v&^m
+		}
+		return
+	}
+	y = y[:len(dst)]
+	for i := range dst {
+		m := -uint32(c[i] & 1)
+		dst[i] = x[i]&m | y[i]&^m
+	}
+}
+
+// as32 views a slice of 4-byte elements as their bits.
+func as32[T Elem](s []T) []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+// asBytes views bools as bytes (0 or 1).
+func asBytes(s []bool) []uint8 {
+	return unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }

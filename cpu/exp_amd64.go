@@ -39,6 +39,26 @@ func scaleAVX2(x *float32, n int, s float32)
 //go:noescape
 func subAVX2(dst, x *float32, n int, a, b float64)
 
+// expAVX512 reports whether the softmax kernels use their AVX-512
+// versions (16 lanes, twice the work per instruction on full-width cores)
+// for the multiples of 16 elements; a variable for the tests.
+var expAVX512 = cpuAVX512
+
+// expSubAVX512 is expSubAVX2 for n a positive multiple of 16.
+//
+//go:noescape
+func expSubAVX512(dst, x *float32, n int, m float32, store int) float64
+
+// maxAVX512 is maxAVX2 for n a positive multiple of 16.
+//
+//go:noescape
+func maxAVX512(x *float32, n int) float32
+
+// scaleAVX512 is scaleAVX2 for n a positive multiple of 16.
+//
+//go:noescape
+func scaleAVX512(x *float32, n int, s float32)
+
 // expSubSum sets e_i = exp(x_i - m), stores e into dst when store is set
 // (dst has len(x) elements, and may be x itself), and returns Σ e_i in
 // float64. Only for expAsm.
@@ -55,7 +75,17 @@ func expSubSum(dst, x []float32, m float32, store bool) float64 {
 		if store {
 			d = &dst[0]
 		}
-		s = expSubAVX2(d, &x[0], n8, m, st)
+		if n16 := n8 &^ 15; expAVX512 && n16 > 0 {
+			s = expSubAVX512(d, &x[0], n16, m, st)
+			if n16 < n8 {
+				if store {
+					d = &dst[n16]
+				}
+				s += expSubAVX2(d, &x[n16], 8, m, st)
+			}
+		} else {
+			s = expSubAVX2(d, &x[0], n8, m, st)
+		}
 	}
 	if n8 < len(x) {
 		// The tail goes through the kernel in a padded buffer: exp(-Inf - m)
@@ -83,7 +113,14 @@ func expF32(dst, x []float32) {
 func maxF32(x []float32) float32 {
 	n8 := len(x) &^ 7
 	m := x[0]
-	if n8 > 0 {
+	if n16 := n8 &^ 15; expAVX512 && n16 > 0 {
+		m = maxAVX512(&x[0], n16)
+		if n16 < n8 {
+			if v := maxAVX2(&x[n16], 8); v > m || v != v {
+				m = v
+			}
+		}
+	} else if n8 > 0 {
 		m = maxAVX2(&x[0], n8)
 	}
 	for _, v := range x[n8:] {
@@ -97,7 +134,12 @@ func maxF32(x []float32) float32 {
 // scaleF32 multiplies every element of x by s. Only for expAsm.
 func scaleF32(x []float32, s float32) {
 	n8 := len(x) &^ 7
-	if n8 > 0 {
+	if n16 := n8 &^ 15; expAVX512 && n16 > 0 {
+		scaleAVX512(&x[0], n16, s)
+		if n16 < n8 {
+			scaleAVX2(&x[n16], 8, s)
+		}
+	} else if n8 > 0 {
 		scaleAVX2(&x[0], n8, s)
 	}
 	for i := n8; i < len(x); i++ {

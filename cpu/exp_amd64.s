@@ -301,3 +301,195 @@ loop:
 	JNZ        loop
 	VZEROUPPER
 	RET
+
+// The same kernels for AVX-512: the same algorithm and constants (read as
+// broadcasts of their first lane), 16 lanes per ZMM register. Every one
+// takes a count n that is a positive multiple of 16.
+
+#define ZLOG2E expc<>+0(SB)
+#define ZLN2HI expc<>+32(SB)
+#define ZLN2LO expc<>+64(SB)
+#define ZEHI expc<>+96(SB)
+#define ZELO expc<>+128(SB)
+#define ZONE expc<>+160(SB)
+#define ZC5 expc<>+192(SB)
+#define ZC4 expc<>+224(SB)
+#define ZC3 expc<>+256(SB)
+#define ZC2 expc<>+288(SB)
+#define ZC1 expc<>+320(SB)
+#define ZC0 expc<>+352(SB)
+#define ZHI expc<>+416(SB)
+#define ZLO expc<>+448(SB)
+
+// ZEXPSUB is EXPSUB on 16 lanes: out = exp(x - m) for the 16 floats at
+// off(SI), stored to off(DI) when R9 is not 0, with m in Z15, HI in Z12,
+// LO in Z11 and Z0–Z7 as scratch (out must be none of them but Z6). Two
+// AVX-512 instructions shorten it: k is rounded in place (VRNDSCALEPS)
+// rather than through int32, and e^r · 2^k is one VSCALEFPS, which
+// rounds once as the two products of EXPSUB do (subnormal results
+// included, and +Inf past MaxFloat32), so the results are the same.
+#define ZEXPSUB(off, out) \
+	VMOVUPS           off(SI), Z0    \
+	VSUBPS            Z15, Z0, Z1    \
+	VSUBPS            Z0, Z1, Z2     \
+	VSUBPS            Z2, Z1, Z3     \
+	VSUBPS            Z3, Z0, Z3     \
+	VADDPS            Z15, Z2, Z2    \
+	VSUBPS            Z2, Z3, Z2     \
+	VMINPS.BCST       ZEHI, Z2, Z2   \
+	VMAXPS.BCST       ZELO, Z2, Z2   \
+	VMINPS            Z1, Z12, Z1    \
+	VMAXPS            Z1, Z11, Z1    \
+	VMULPS.BCST       ZLOG2E, Z1, Z3 \
+	VRNDSCALEPS       $0, Z3, Z3     \
+	VFNMADD231PS.BCST ZLN2HI, Z3, Z1 \
+	VFNMADD231PS.BCST ZLN2LO, Z3, Z1 \
+	VADDPS            Z2, Z1, Z1     \
+	VMULPS            Z1, Z1, Z5     \
+	VBROADCASTSS      ZC5, Z6        \
+	VFMADD213PS.BCST  ZC4, Z1, Z6    \
+	VFMADD213PS.BCST  ZC3, Z1, Z6    \
+	VFMADD213PS.BCST  ZC2, Z1, Z6    \
+	VFMADD213PS.BCST  ZC1, Z1, Z6    \
+	VFMADD213PS.BCST  ZC0, Z1, Z6    \
+	VFMADD213PS       Z1, Z5, Z6     \
+	VADDPS.BCST       ZONE, Z6, Z6   \
+	VSCALEFPS         Z3, Z6, out    \
+	TESTQ             R9, R9         \
+	JZ                2(PC)          \
+	VMOVUPS           out, off(DI)
+
+// ZACCUM adds the 16 floats of Z(v) to the float64 sums in Z13 and Z14,
+// using Z7 as scratch.
+#define ZACCUM(v, yv) \
+	VCVTPS2PD     yv, Z7        \
+	VADDPD        Z7, Z13, Z13  \
+	VEXTRACTF32X8 $1, v, Y7     \
+	VCVTPS2PD     Y7, Z7        \
+	VADDPD        Z7, Z14, Z14
+
+// func expSubAVX512(dst, x *float32, n int, m float32, store int) float64
+//
+// expSubAVX2 on 16 lanes: 64 elements at a time when storing, their
+// four vectors added in float32 before the float64 sums, else 16. When
+// storing it prefetches dst 4 KiB ahead, as maxAVX512 does x.
+TEXT ·expSubAVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS m+24(FP), Z15
+	MOVQ         store+32(FP), R9
+	VBROADCASTSS ZHI, Z12
+	VBROADCASTSS ZLO, Z11
+	VPXORQ       Z13, Z13, Z13
+	VPXORQ       Z14, Z14, Z14
+	TESTQ        R9, R9
+	JZ           loop1
+	CMPQ         CX, $64
+	JB           loop1
+
+loop4:
+	PREFETCHT0 4096(DI)
+	PREFETCHT0 4160(DI)
+	PREFETCHT0 4224(DI)
+	PREFETCHT0 4288(DI)
+	ZEXPSUB(0, Z8)
+	ZEXPSUB(64, Z9)
+	ZEXPSUB(128, Z10)
+	ZEXPSUB(192, Z6)
+	VADDPS Z8, Z9, Z9
+	VADDPS Z10, Z6, Z6
+	VADDPS Z9, Z6, Z6
+	ZACCUM(Z6, Y6)
+	ADDQ   $256, SI
+	ADDQ   $256, DI
+	SUBQ   $64, CX
+	CMPQ   CX, $64
+	JAE    loop4
+	TESTQ  CX, CX
+	JZ     done
+
+loop1:
+	ZEXPSUB(0, Z6)
+	ZACCUM(Z6, Y6)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JNZ  loop1
+
+done:
+	VADDPD        Z14, Z13, Z13
+	VEXTRACTF64X4 $1, Z13, Y14
+	VADDPD        Y14, Y13, Y13
+	VEXTRACTF128  $1, Y13, X14
+	VADDPD        X14, X13, X13
+	VUNPCKHPD     X13, X13, X14
+	VADDSD        X14, X13, X13
+	VMOVSD        X13, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func maxAVX512(x *float32, n int) float32
+//
+// Returns the largest x_i, or NaN when any x_i is NaN. It is the first
+// pass over a softmax line, so it prefetches 4 KiB ahead: the hardware
+// prefetchers stop at page boundaries, and in a softmax over rows of 1024
+// floats every row starts a page (a prefetch past the end of x is
+// harmless; it never faults).
+TEXT ·maxAVX512(SB), NOSPLIT, $0-20
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS (SI), Z0
+	VCMPPS  $3, Z0, Z0, K1 // unordered: NaN lanes
+	ADDQ    $64, SI
+	SUBQ    $16, CX
+	JZ      reduce
+
+loop:
+	PREFETCHT0 4096(SI)
+	VMOVUPS    (SI), Z2
+	VMAXPS     Z2, Z0, Z0
+	VCMPPS     $3, Z2, Z2, K2
+	KORW    K2, K1, K1
+	ADDQ    $64, SI
+	SUBQ    $16, CX
+	JNZ     loop
+
+reduce:
+	KMOVW         K1, AX
+	TESTL         AX, AX
+	JNZ           nan
+	VEXTRACTF32X8 $1, Z0, Y2
+	VMAXPS        Y2, Y0, Y0
+	VEXTRACTF128  $1, Y0, X2
+	VMAXPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X2
+	VMAXPS        X2, X0, X0
+	VMOVSHDUP     X0, X2
+	VMAXPS        X2, X0, X0
+	VMOVSS        X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+nan:
+	MOVL $0x7fc00000, AX
+	MOVL AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX512(x *float32, n int, s float32)
+//
+// Multiplies every x_i by s.
+TEXT ·scaleAVX512(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS s+16(FP), Z1
+
+loop:
+	VMULPS  (SI), Z1, Z0
+	VMOVUPS Z0, (SI)
+	ADDQ    $64, SI
+	SUBQ    $16, CX
+	JNZ     loop
+	VZEROUPPER
+	RET

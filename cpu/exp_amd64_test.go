@@ -90,7 +90,7 @@ func TestExpF32Accuracy(t *testing.T) {
 func TestExpSubSum(t *testing.T) {
 	needExpAsm(t)
 	r := newRand(7)
-	for _, n := range []int{1, 3, 7, 8, 9, 15, 16, 17, 33, 48, 100} {
+	for _, n := range []int{1, 3, 7, 8, 9, 15, 16, 17, 25, 33, 48, 88, 100} {
 		for _, m := range []float32{0, 1.25, 37.3, -20.7, 90, 1e4} {
 			x := make([]float32, n)
 			for i := range x {
@@ -123,7 +123,7 @@ func TestExpSubSum(t *testing.T) {
 func TestMaxF32(t *testing.T) {
 	needExpAsm(t)
 	nan := float32(math.NaN())
-	for _, n := range []int{1, 7, 8, 9, 16, 17, 33} {
+	for _, n := range []int{1, 7, 8, 9, 16, 17, 25, 33, 88} {
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = float32(-i)
@@ -234,6 +234,58 @@ func TestExpVectorMatchesScalar(t *testing.T) {
 		}
 		if math.Abs(float64(s1[i]-s0[i])) > 1e-6*math.Abs(float64(s0[i])) {
 			t.Fatalf("softmax [%d]: vector %v, scalar %v", i, s1[i], s0[i])
+		}
+	}
+}
+
+// TestExpAVX2Only runs the vector tests again with the AVX-512 kernels
+// off, so that the AVX2 ones stay tested on a CPU that has both.
+func TestExpAVX2Only(t *testing.T) {
+	needExpAsm(t)
+	if !expAVX512 {
+		t.Skip("the AVX2 kernels are the ones in use")
+	}
+	defer func() { expAVX512 = true }()
+	expAVX512 = false
+	for _, tc := range []struct {
+		name string
+		f    func(*testing.T)
+	}{
+		{"accuracy", TestExpF32Accuracy}, {"expsubsum", TestExpSubSum}, {"max", TestMaxF32},
+		{"softmax", TestSoftmaxF32Vector}, {"scalar", TestExpVectorMatchesScalar},
+	} {
+		t.Run(tc.name, tc.f)
+	}
+}
+
+// TestExpAVX512MatchesAVX2 checks that the AVX-512 exp (VSCALEFPS for the
+// scale) gives the AVX2 one's results bit for bit, over every 2^12-th
+// float32 from -110 to 95 less several shifts m, and special values.
+func TestExpAVX512MatchesAVX2(t *testing.T) {
+	needExpAsm(t)
+	if !cpuAVX512 {
+		t.Skip("no AVX-512")
+	}
+	defer func(on bool) { expAVX512 = on }(expAVX512)
+	var xs []float32
+	for b := math.Float32bits(-110); b > math.Float32bits(-0.0); b -= 1 << 12 {
+		xs = append(xs, math.Float32frombits(b))
+	}
+	for b := uint32(0); b < math.Float32bits(95); b += 1 << 12 {
+		xs = append(xs, math.Float32frombits(b))
+	}
+	xs = append(xs, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 0, -0.0)
+	xs = xs[:len(xs)&^15]
+	for _, m := range []float32{0, 1.5, -30, 88} {
+		got, want := make([]float32, len(xs)), make([]float32, len(xs))
+		expAVX512 = true
+		expSubSum(got, xs, m, true)
+		expAVX512 = false
+		expSubSum(want, xs, m, true)
+		for i := range xs {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+				t.Fatalf("exp(%v - %v): AVX-512 %v (%#x), AVX2 %v (%#x)", xs[i], m, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+			}
 		}
 	}
 }

@@ -10,24 +10,43 @@ import (
 	xcpu "golang.org/x/sys/cpu"
 )
 
-// The float32 GEMM for amd64 with AVX2 and FMA, in the Goto/BLIS
-// structure. K is taken in steps of at most gemmKC; for each, a kc×nc
-// block of B is packed into panels of gemmNR columns (packB) and an mc×kc
-// block of A into panels of gemmMR rows (packA), and every MR×NR block of
-// C is computed by the assembly micro-kernel from one A panel and one B
-// panel (sgemmKernel6x16), stored on the first K step and added on the
-// others. A B panel (kc·NR floats, 16 KiB) stays in L1 while the kernel
-// walks the A panels of the block (mc·kc floats, up to 192 KiB, L2).
-// Blocks on the right and bottom edges are packed with zeros and computed
-// into a temporary whose valid part is then written out, which also
-// serves a C whose columns are not contiguous. Every product is computed,
-// so a NaN or an Inf in an operand reaches every element of C it
-// contributes to (0·Inf is NaN).
+// The GEMM for amd64, in the Goto/BLIS structure: float32 with AVX2 and
+// FMA or AVX-512, float64 with AVX-512 (gemmKit holds what differs). K is
+// taken in steps of at most kc; for each, a kc×nc block of B is packed
+// into panels of one register's width of columns (packB: 16 float32 or 8
+// float64 values) and an mc×kc block of A into panels of gemmMR rows
+// (packA), unless the AVX-512 kernels read a row-major A in place; every
+// block of C is computed by an assembly micro-kernel, stored on the first
+// K step and added on the others.
+//
+// The AVX2 kernel computes 6×16 from one A and one B panel
+// (sgemmKernel6x16, kc 256, mc 192: a B panel of 16 KiB stays in L1 while
+// the kernel walks the A panels of the block, 192 KiB, in L2). The
+// AVX-512 kernels compute 6×64 (float32) or 6×32 (float64) from four B
+// panels read side by side, the shape of BLIS's 6×64 kernels for Zen 4
+// and 5: 24 accumulators of the 32 registers, and per K step 4 loads and
+// 6 broadcasts for 24 FMAs, under the two loads a cycle these cores
+// sustain. Float32 takes kc 512 and mc 192, BLIS's blocking for its
+// 6×64 kernel: a B micro-panel (128 KiB) and the A block (384 KiB) both
+// stay in the 1 MiB L2, the B panel streaming to the kernel at a fraction
+// of L2's bandwidth, and a K of up to 512 is one step, so C is stored
+// once (measured against kc 256: 94.7% of the FMA peak on one core at
+// n = 1024, from 87.7%). Float64 takes kc 256 and mc 192 (94% of the
+// float64 peak on one core at n = 1024, against 74% with mc 96). On a
+// Zen 5 core a 512-bit FMA does twice the work of a 256-bit one (bench's
+// fma_peak measures it).
+//
+// Blocks on the right edge use narrower AVX-512 kernels with masked
+// loads and stores; the AVX2 path computes edge blocks into a temporary
+// whose valid part is then written out, which also serves a C whose
+// columns are not contiguous. Every product is computed, so a NaN or an Inf in an operand
+// reaches every element of C it contributes to (0·Inf is NaN). Products
+// with one row or column go to dot and axpy kernels (sgemv).
 //
 // One operand is shared: with more rows than columns, B is packed whole
-// (every K step, up to gemmShared floats at once, else in column blocks)
+// (every K step, up to gemmShared bytes at once, else in column blocks)
 // and C is cut into blocks of rows, each of which packs its own rows of
-// A; with more columns, the other way round (sgemmRows, sgemmCols).
+// A; with more columns, the other way round (gemmRows, gemmCols).
 // Packing the shared operand in parts and computing the blocks are the
 // units that goroutines take in turn (gemmRun), so a core that is slow to
 // wake up costs nothing but its share.
@@ -56,13 +75,21 @@ const (
 	gemmSmallWork = 256
 )
 
-// gemmShared is the most floats the shared operand is packed into (16
+// gemmShared is the most bytes the shared operand is packed into (16
 // MiB); a variable for the tests.
-var gemmShared = 1 << 22
+var gemmShared = 1 << 24
+
+// sharedValues is gemmShared in values of T.
+func sharedValues[T Float]() int { return gemmShared / int(unsafe.Sizeof(T(0))) }
 
 // sgemmAsm reports whether MatMul computes float32 products with sgemm
 // rather than gonum; tests turn it off to compare the two.
 var sgemmAsm = xcpu.X86.HasAVX2 && xcpu.X86.HasFMA
+
+// dgemmAsm reports whether MatMul computes float64 products with dgemm
+// (the AVX-512 kernels) rather than gonum; tests turn it off to compare
+// the two.
+var dgemmAsm = cpuAVX512
 
 // sgemmKernel6x16 computes the 6×16 block a·b from a packed A panel (k
 // groups of 6) and a packed B panel (k groups of 16) and stores it to c,
@@ -71,15 +98,105 @@ var sgemmAsm = xcpu.X86.HasAVX2 && xcpu.X86.HasFMA
 //go:noescape
 func sgemmKernel6x16(k int, a, b, c *float32, ldc int, accum int)
 
-// matMulSgemm is MatMul for float32 through sgemm: one product per batch,
-// split across goroutines when it is large, else the batches are.
+// A gemmKit is one element type's GEMM: the micro-kernel's block (mr rows
+// of A by nr columns of B a packed panel, nb columns of C a kernel call at
+// most), the cache blocks (kc steps of K, mc rows of A packed at once),
+// the packing of A and B and the macro-kernel over a packed block.
+//
+// With direct set, the kernels read a row-major A in place (six rows a
+// block, by broadcasts along each row) rather than packed: the packing
+// saved is a pass over A, and the rows a block reads (mc·kc values) stay
+// in L2 as the packed copy would.
+type gemmKit[T Float] struct {
+	mr, nr, nb int
+	kc, mc     int
+	direct     bool
+	packA      func(dst []T, a mat[T], mc, kc int)
+	packB      func(dst []T, b mat[T], kc, nc int)
+	macro      func(mc, nc, kc int, a aPanels[T], bp []T, c mat[T], accum bool)
+	gemv       func(m, k int, a, b, c mat[T]) bool // products with one column, when it takes them; or nil
+	bufs       *gemmCache[T]
+}
+
+// inPlace reports whether the kernels read a in place.
+func (kit *gemmKit[T]) inPlace(a mat[T]) bool { return kit.direct && a.cs == 1 }
+
+var (
+	sgemmBufs gemmCache[float32]
+	dgemmBufs gemmCache[float64]
+)
+
+// gemmCacheKeep is how many sets of packing buffers a gemmCache keeps
+// for the next products.
+const gemmCacheKeep = 4
+
+// A gemmCache keeps packing buffers from one product to the next. Unlike
+// a sync.Pool it is not emptied by the garbage collector: a large product
+// that got fresh buffers after every collection would spend a few percent
+// of its time zeroing them (16 MiB of packed B at n = 2048). It keeps
+// gemmCacheKeep sets at most, a few times gemmShared's 16 MiB in all.
+type gemmCache[T Float] struct {
+	mu   sync.Mutex
+	free []*gemmBufs[T]
+}
+
+// get returns a set of buffers, empty or kept from an earlier product.
+func (c *gemmCache[T]) get() *gemmBufs[T] {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := len(c.free); n > 0 {
+		b := c.free[n-1]
+		c.free = c.free[:n-1]
+		return b
+	}
+	return new(gemmBufs[T])
+}
+
+// put hands b back, to be kept if there is room.
+func (c *gemmCache[T]) put(b *gemmBufs[T]) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.free) < gemmCacheKeep {
+		c.free = append(c.free, b)
+	}
+}
+
+// sgemmKit is the float32 GEMM: the AVX-512 kernels where the CPU has them
+// (and sgemmAVX512 is set), else the AVX2 one.
+func sgemmKit() *gemmKit[float32] {
+	if sgemmAVX512 {
+		return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ, direct: gemmDirectA,
+			packA: packA, packB: packB, macro: sgemmMacroZ, gemv: sgemv, bufs: &sgemmBufs}
+	}
+	return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNR, kc: gemmKC, mc: gemmMC,
+		packA: packA, packB: packB, macro: sgemmMacro, bufs: &sgemmBufs}
+}
+
+// dgemmKit is the float64 GEMM, with the AVX-512 kernels (dgemmAsm).
+func dgemmKit() *gemmKit[float64] {
+	return &gemmKit[float64]{mr: gemmMR, nr: dgemmNR, nb: 4 * dgemmNR, kc: dgemmKC, mc: dgemmMC, direct: gemmDirectA,
+		packA: packAGo[float64], packB: packBGo[float64], macro: dgemmMacroZ, bufs: &dgemmBufs}
+}
+
+// matMulSgemm is MatMul for float32 through sgemm.
 func matMulSgemm(dst []float32, dl Layout, a []float32, al Layout, bm []float32, bl Layout) {
+	matMulGemm(dst, dl, a, al, bm, bl, sgemmKit())
+}
+
+// matMulDgemm is MatMul for float64 through dgemm.
+func matMulDgemm(dst []float64, dl Layout, a []float64, al Layout, bm []float64, bl Layout) {
+	matMulGemm(dst, dl, a, al, bm, bl, dgemmKit())
+}
+
+// matMulGemm is MatMul through gemm: one product per batch, split across
+// goroutines when it is large, else the batches are.
+func matMulGemm[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout, kit *gemmKit[T]) {
 	nb, m, n, k := dl.Shape[0], dl.Shape[1], dl.Shape[2], al.Shape[2]
-	view := func(s []float32, l Layout, i int) f32Mat {
-		return f32Mat{data: s, off: l.Offset + i*l.Strides[0], rs: l.Strides[1], cs: l.Strides[2]}
+	view := func(s []T, l Layout, i int) mat[T] {
+		return mat[T]{data: s, off: l.Offset + i*l.Strides[0], rs: l.Strides[1], cs: l.Strides[2]}
 	}
 	one := func(i, parts int) {
-		sgemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), parts)
+		gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), parts, kit)
 	}
 	w := runtime.GOMAXPROCS(0)
 	if m*n*k >= gemmParallelWork || nb == 1 {
@@ -99,9 +216,15 @@ func matMulSgemm(dst []float32, dl Layout, a []float32, al Layout, bm []float32,
 	gemmRun(parts, nb, func(i int) { one(i, 1) })
 }
 
-// sgemm computes c = a·b for a (m×k), b (k×n) and c (m×n), m, n, k > 0,
+// sgemm computes c = a·b for float32 (see gemm).
+func sgemm(m, n, k int, a, b, c f32Mat, parts int) { gemm(m, n, k, a, b, c, parts, sgemmKit()) }
+
+// dgemm computes c = a·b for float64 (see gemm); only where dgemmAsm.
+func dgemm(m, n, k int, a, b, c mat[float64], parts int) { gemm(m, n, k, a, b, c, parts, dgemmKit()) }
+
+// gemm computes c = a·b for a (m×k), b (k×n) and c (m×n), m, n, k > 0,
 // with up to parts goroutines. c must not overlap a or b.
-func sgemm(m, n, k int, a, b, c f32Mat, parts int) {
+func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
 	if n == 1 {
 		c.cs = 1
 	}
@@ -110,8 +233,16 @@ func sgemm(m, n, k int, a, b, c f32Mat, parts int) {
 		c.cs = 1
 	}
 	if m*n*k <= gemmSmallWork {
-		sgemmSmall(m, n, k, a, b, c)
+		gemmSmall(m, n, k, a, b, c)
 		return
+	}
+	if m == 1 && c.cs == 1 { // a row: cᵀ = bᵀ·aᵀ is a column
+		m, n, a, b, c = n, m, b.t(), a.t(), c.t()
+	}
+	if n == 1 {
+		if kit.gemv != nil && kit.gemv(m, k, a, b, c) {
+			return
+		}
 	}
 	// The kernels read and write through pointers, and the goroutines
 	// must not panic: bounds first.
@@ -119,46 +250,53 @@ func sgemm(m, n, k int, a, b, c f32Mat, parts int) {
 	b.check(k, n)
 	c.check(m, n)
 	if m >= n {
-		sgemmRows(m, n, k, a, b, c, parts)
+		gemmRows(m, n, k, a, b, c, parts, kit)
 	} else {
-		sgemmCols(m, n, k, a, b, c, parts)
+		gemmCols(m, n, k, a, b, c, parts, kit)
 	}
 }
 
 // unitSize returns the size of the blocks that cut n for parts
-// goroutines: a multiple of unit, at most max, about gemmUnitsPerWorker
-// blocks a goroutine (one block of at most max when parts is 1).
-func unitSize(n, parts, max, unit int) int {
+// goroutines: a multiple of unit, at most most (give or take the
+// rounding to unit), in as few blocks as that allows when parts is 1, else
+// in a number of blocks that is a multiple of parts and at least
+// gemmUnitsPerWorker a goroutine, so that the goroutines finish together: 2048 rows in blocks of at most 192 for two are 12 blocks of
+// 174 rows or fewer, not 11 of 192, of which one goroutine would compute
+// six while the other waited.
+func unitSize(n, parts, most, unit int) int {
+	units := (n + most - 1) / most
 	if parts > 1 {
-		max = min(max, (n+gemmUnitsPerWorker*parts-1)/(gemmUnitsPerWorker*parts))
+		units = (max(units, gemmUnitsPerWorker*parts) + parts - 1) / parts * parts
 	}
-	return steps(n, max, unit)
+	s := (n + units - 1) / units
+	return (s + unit - 1) / unit * unit
 }
 
-// sgemmRows computes c = a·b sharing B: B is packed whole (all K steps of
+// gemmRows computes c = a·b sharing B: B is packed whole (all K steps of
 // a block of columns), then each block of rows of C packs its rows of A
 // and computes them.
-func sgemmRows(m, n, k int, a, b, c f32Mat, parts int) {
-	kcs := steps(k, gemmKC, 1)
+func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
+	mr, nr := kit.mr, kit.nr
+	kcs := steps(k, kit.kc, 1)
 	kb := (k + kcs - 1) / kcs
-	ncs := steps(n, max(gemmNR, min(gemmNC, gemmShared/k)), gemmNR)
-	mcs := unitSize(m, parts, gemmMC, gemmMR)
+	ncs := steps(n, max(kit.nb, min(gemmNC, sharedValues[T]()/k)), kit.nb)
+	mcs := unitSize(m, parts, kit.mc, mr)
 	items := (m + mcs - 1) / mcs
-	shared := gemmPool.Get().(*gemmBufs)
-	defer gemmPool.Put(shared)
+	shared := kit.bufs.get()
+	defer kit.bufs.put(shared)
 	for jc := 0; jc < n; jc += ncs {
 		nc := min(ncs, n-jc)
-		np := (nc + gemmNR - 1) / gemmNR
-		bp := aligned(&shared.b, np*gemmNR*k)
+		np := (nc + nr - 1) / nr
+		bp := aligned(&shared.b, np*nr*k)
 		groups := (np + gemmPackPanels - 1) / gemmPackPanels
 		packs := kb * groups
 		var packed atomic.Int64
 		gemmRun(parts, packs+items, func(u int) {
 			if u < packs { // pack panels of one K step of B
-				pc, j0 := u/groups*kcs, u%groups*gemmPackPanels*gemmNR
+				pc, j0 := u/groups*kcs, u%groups*gemmPackPanels*nr
 				kc := min(kcs, k-pc)
 				defer packed.Add(1) // even on a panic, for the others not to wait forever
-				packB(bp[pc*np*gemmNR+j0*kc:], b.at(pc, jc+j0), kc, min(nc-j0, gemmPackPanels*gemmNR))
+				kit.packB(bp[pc*np*nr+j0*kc:], b.at(pc, jc+j0), kc, min(nc-j0, gemmPackPanels*nr))
 				return
 			}
 			for packed.Load() < int64(packs) {
@@ -166,42 +304,55 @@ func sgemmRows(m, n, k int, a, b, c f32Mat, parts int) {
 			}
 			i0 := (u - packs) * mcs
 			mc := min(mcs, m-i0)
-			bufs := gemmPool.Get().(*gemmBufs)
-			defer gemmPool.Put(bufs)
-			ap := aligned(&bufs.a, (mc+gemmMR-1)/gemmMR*gemmMR*kcs)
+			var ap []T
+			if !kit.inPlace(a) {
+				bufs := kit.bufs.get()
+				defer kit.bufs.put(bufs)
+				ap = aligned(&bufs.a, (mc+mr-1)/mr*mr*kcs)
+			}
 			for pc := 0; pc < k; pc += kcs {
 				kc := min(kcs, k-pc)
-				packA(ap, a.at(i0, pc), mc, kc)
-				sgemmMacro(mc, nc, kc, ap, bp[pc*np*gemmNR:], c.at(i0, jc), pc > 0)
+				blk := inPlaceA(a.at(i0, pc))
+				if ap != nil {
+					kit.packA(ap, a.at(i0, pc), mc, kc)
+					blk = packedA(ap, kc)
+				}
+				kit.macro(mc, nc, kc, blk, bp[pc*np*nr:], c.at(i0, jc), pc > 0)
 			}
 		})
 	}
 }
 
-// sgemmCols computes c = a·b sharing A: A is packed whole (all K steps of
+// gemmCols computes c = a·b sharing A: A is packed whole (all K steps of
 // a block of rows), then each block of columns of C packs its columns of
-// B and computes them, gemmMC rows at a time.
-func sgemmCols(m, n, k int, a, b, c f32Mat, parts int) {
-	kcs := steps(k, gemmKC, 1)
+// B and computes them, kit.mc rows at a time.
+func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
+	mr, nr := kit.mr, kit.nr
+	kcs := steps(k, kit.kc, 1)
 	kb := (k + kcs - 1) / kcs
-	mcs := steps(m, max(gemmMR, gemmShared/k), gemmMR)
-	ncs := unitSize(n, parts, gemmNC, gemmNR)
+	mcs := steps(m, max(mr, sharedValues[T]()/k), mr)
+	ncs := unitSize(n, parts, gemmNC, kit.nb)
 	items := (n + ncs - 1) / ncs
-	shared := gemmPool.Get().(*gemmBufs)
-	defer gemmPool.Put(shared)
+	shared := kit.bufs.get()
+	defer kit.bufs.put(shared)
+	direct := kit.inPlace(a)
 	for ic := 0; ic < m; ic += mcs {
 		mc := min(mcs, m-ic)
-		np := (mc + gemmMR - 1) / gemmMR
-		ap := aligned(&shared.a, np*gemmMR*k)
-		groups := (np + gemmPackPanels - 1) / gemmPackPanels
-		packs := kb * groups
+		np := (mc + mr - 1) / mr
+		var ap []T
+		groups, packs := 0, 0
+		if !direct {
+			ap = aligned(&shared.a, np*mr*k)
+			groups = (np + gemmPackPanels - 1) / gemmPackPanels
+			packs = kb * groups
+		}
 		var packed atomic.Int64
 		gemmRun(parts, packs+items, func(u int) {
 			if u < packs { // pack panels of one K step of A
-				pc, i0 := u/groups*kcs, u%groups*gemmPackPanels*gemmMR
+				pc, i0 := u/groups*kcs, u%groups*gemmPackPanels*mr
 				kc := min(kcs, k-pc)
 				defer packed.Add(1)
-				packA(ap[pc*np*gemmMR+i0*kc:], a.at(ic+i0, pc), min(mc-i0, gemmPackPanels*gemmMR), kc)
+				kit.packA(ap[pc*np*mr+i0*kc:], a.at(ic+i0, pc), min(mc-i0, gemmPackPanels*mr), kc)
 				return
 			}
 			for packed.Load() < int64(packs) {
@@ -209,27 +360,30 @@ func sgemmCols(m, n, k int, a, b, c f32Mat, parts int) {
 			}
 			j0 := (u - packs) * ncs
 			nc := min(ncs, n-j0)
-			bufs := gemmPool.Get().(*gemmBufs)
-			defer gemmPool.Put(bufs)
-			bp := aligned(&bufs.b, (nc+gemmNR-1)/gemmNR*gemmNR*kcs)
+			bufs := kit.bufs.get()
+			defer kit.bufs.put(bufs)
+			bp := aligned(&bufs.b, (nc+nr-1)/nr*nr*kcs)
 			for pc := 0; pc < k; pc += kcs {
 				kc := min(kcs, k-pc)
-				packB(bp, b.at(pc, j0), kc, nc)
-				blk := ap[pc*np*gemmMR:]
-				for i0 := 0; i0 < mc; i0 += gemmMC {
-					sgemmMacro(min(gemmMC, mc-i0), nc, kc, blk[i0*kc:], bp, c.at(ic+i0, j0), pc > 0)
+				kit.packB(bp, b.at(pc, j0), kc, nc)
+				for i0 := 0; i0 < mc; i0 += kit.mc {
+					blk := inPlaceA(a.at(ic+i0, pc))
+					if !direct {
+						blk = packedA(ap[pc*np*mr+i0*kc:], kc)
+					}
+					kit.macro(min(kit.mc, mc-i0), nc, kc, blk, bp, c.at(ic+i0, j0), pc > 0)
 				}
 			}
 		})
 	}
 }
 
-// sgemmSmall computes c = a·b with plain loops, for products too small
-// to repay packing.
-func sgemmSmall(m, n, k int, a, b, c f32Mat) {
+// gemmSmall computes c = a·b with plain loops, for products too small to
+// repay packing.
+func gemmSmall[T Float](m, n, k int, a, b, c mat[T]) {
 	for i := range m {
 		for j := range n {
-			var s float32
+			var s T
 			ao, bo := a.off+i*a.rs, b.off+j*b.cs
 			for l := range k {
 				s += a.data[ao+l*a.cs] * b.data[bo+l*b.rs]
@@ -240,7 +394,7 @@ func sgemmSmall(m, n, k int, a, b, c f32Mat) {
 }
 
 // check panics unless every element of the r×c matrix v is in v.data.
-func (v f32Mat) check(r, c int) {
+func (v mat[T]) check(r, c int) {
 	lo, hi := v.off, v.off
 	for _, e := range [2]int{(r - 1) * v.rs, (c - 1) * v.cs} {
 		if e < 0 {
@@ -250,23 +404,23 @@ func (v f32Mat) check(r, c int) {
 		}
 	}
 	if lo < 0 || hi >= len(v.data) {
-		panic(fmt.Sprintf("cpu: sgemm: %d×%d matrix at offset %d, strides (%d, %d), out of range of %d elements",
+		panic(fmt.Sprintf("cpu: gemm: %d×%d matrix at offset %d, strides (%d, %d), out of range of %d elements",
 			r, c, v.off, v.rs, v.cs, len(v.data)))
 	}
 }
 
 // gemmBufs are one goroutine's packing buffers.
-type gemmBufs struct{ a, b []float32 }
+type gemmBufs[T Float] struct{ a, b []T }
 
-var gemmPool = sync.Pool{New: func() any { return new(gemmBufs) }}
-
-// aligned returns n floats of *s starting on a 64-byte boundary, growing
+// aligned returns n values of *s starting on a 64-byte boundary, growing
 // *s when it is too short.
-func aligned(s *[]float32, n int) []float32 {
-	if len(*s) < n+16 {
-		*s = make([]float32, n+16)
+func aligned[T Float](s *[]T, n int) []T {
+	const pad = 64 / 4 // values of padding, enough for float32
+	if len(*s) < n+pad {
+		*s = make([]T, n+pad)
 	}
-	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(*s))) % 64 / 4)
+	size := int(unsafe.Sizeof(T(0)))
+	skip := int(-uintptr(unsafe.Pointer(unsafe.SliceData(*s)))%64) / size
 	return (*s)[skip : skip+n]
 }
 
@@ -280,7 +434,11 @@ func steps(n, max, unit int) int {
 
 // sgemmMacro computes the mc×nc block c from packed A and B, storing it,
 // or adding it to c when accum is set. c is in range (sgemm checked it).
-func sgemmMacro(mc, nc, kc int, ap, bp []float32, c f32Mat, accum bool) {
+func sgemmMacro(mc, nc, kc int, a aPanels[float32], bp []float32, c f32Mat, accum bool) {
+	if !a.packed {
+		panic("cpu: sgemmMacro: A must be packed for the AVX2 kernel")
+	}
+	ap := a.data[a.off:]
 	// The kernel reads whole panels through pointers.
 	_ = ap[(mc+gemmMR-1)/gemmMR*gemmMR*kc-1]
 	_ = bp[(nc+gemmNR-1)/gemmNR*gemmNR*kc-1]
@@ -300,18 +458,24 @@ func sgemmMacro(mc, nc, kc int, ap, bp []float32, c f32Mat, accum bool) {
 				continue
 			}
 			sgemmKernel6x16(kc, apan, bpan, &tile[0], gemmNR, 0)
-			for i := range mr {
-				o := c.off + (ir+i)*c.rs + jr*c.cs
-				t := tile[i*gemmNR : i*gemmNR+nr]
-				if accum {
-					for j, v := range t {
-						c.data[o+j*c.cs] += v
-					}
-				} else {
-					for j, v := range t {
-						c.data[o+j*c.cs] = v
-					}
-				}
+			storeTile(c.at(ir, jr), tile[:], gemmNR, mr, nr, accum)
+		}
+	}
+}
+
+// storeTile writes the mr×nr block at the start of tile, whose rows are
+// ld values apart, to c, or adds it to c when accum is set.
+func storeTile[T Float](c mat[T], tile []T, ld, mr, nr int, accum bool) {
+	for i := range mr {
+		o := c.off + i*c.rs
+		t := tile[i*ld : i*ld+nr]
+		if accum {
+			for j, v := range t {
+				c.data[o+j*c.cs] += v
+			}
+		} else {
+			for j, v := range t {
+				c.data[o+j*c.cs] = v
 			}
 		}
 	}

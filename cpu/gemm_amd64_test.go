@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 )
 
 // Matrix kinds for the sgemm tests: how a rows×cols matrix lies in its
@@ -23,35 +24,41 @@ var gKinds = []string{gRow, gCol, gPad, gStep}
 // which is filled with N(0, 1) values, or with the sentinel where the
 // matrix does not reach when out is set.
 func gemmMat(r *rand.Rand, rows, cols int, kind string, out bool) f32Mat {
-	var v f32Mat
+	return gemmMatT[float32](r, rows, cols, kind, out)
+}
+
+// gemmMatT is gemmMat for any element type.
+func gemmMatT[T Float](r *rand.Rand, rows, cols int, kind string, out bool) mat[T] {
+	var v mat[T]
 	switch kind {
 	case gRow:
-		v = f32Mat{rs: cols, cs: 1}
+		v = mat[T]{rs: cols, cs: 1}
 	case gCol:
-		v = f32Mat{rs: 1, cs: rows}
+		v = mat[T]{rs: 1, cs: rows}
 	case gPad:
-		v = f32Mat{off: 3, rs: cols + 5, cs: 1}
+		v = mat[T]{off: 3, rs: cols + 5, cs: 1}
 	case gStep:
-		v = f32Mat{off: 1, rs: 2 * cols, cs: 2}
+		v = mat[T]{off: 1, rs: 2 * cols, cs: 2}
 	default:
 		panic(kind)
 	}
-	v.data = make([]float32, v.off+(rows-1)*v.rs+(cols-1)*v.cs+1+2)
+	v.data = make([]T, v.off+(rows-1)*v.rs+(cols-1)*v.cs+1+2)
 	for i := range v.data {
 		if out {
-			v.data[i] = sentinel[float32]()
+			v.data[i] = sentinel[T]()
 		} else {
-			v.data[i] = float32(r.NormFloat64())
+			v.data[i] = T(r.NormFloat64())
 		}
 	}
 	return v
 }
 
-func (v f32Mat) get(i, j int) float32 { return v.data[v.off+i*v.rs+j*v.cs] }
+func (v mat[T]) get(i, j int) T { return v.data[v.off+i*v.rs+j*v.cs] }
 
-// checkGemm fails unless c holds a·b, to within 1e-5·√k·max|a_i·|·max|b_·j|
-// per element, and the rest of c's buffer still holds the sentinel.
-func checkGemm(t *testing.T, name string, m, n, k int, a, b, c f32Mat) {
+// checkGemm fails unless c holds a·b, to within ε·√k·max|a_i·|·max|b_·j|
+// per element (ε = 1e-5 for float32, 1e-14 for float64), and the rest of
+// c's buffer still holds the sentinel.
+func checkGemm[T Float](t *testing.T, name string, m, n, k int, a, b, c mat[T]) {
 	t.Helper()
 	rowMax, colMax := make([]float64, m), make([]float64, n)
 	for i := range m {
@@ -73,13 +80,17 @@ func checkGemm(t *testing.T, name string, m, n, k int, a, b, c f32Mat) {
 				s += float64(a.get(i, l)) * float64(b.get(l, j))
 			}
 			got := float64(c.get(i, j))
-			if tol := 1e-5 * math.Sqrt(float64(k)) * rowMax[i] * colMax[j]; !(math.Abs(got-s) <= tol) {
+			eps := 1e-5
+			if unsafe.Sizeof(T(0)) == 8 {
+				eps = 1e-14
+			}
+			if tol := eps * math.Sqrt(float64(k)) * rowMax[i] * colMax[j]; !(math.Abs(got-s) <= tol) {
 				t.Fatalf("%s: c[%d,%d] = %v, want %v (tolerance %.3g)", name, i, j, got, s, tol)
 			}
 		}
 	}
 	for i, v := range c.data {
-		if !in[i] && v != sentinel[float32]() {
+		if !in[i] && v != sentinel[T]() {
 			t.Fatalf("%s: element %d of c's buffer, outside the matrix, was written (%v)", name, i, v)
 		}
 	}
@@ -88,11 +99,17 @@ func checkGemm(t *testing.T, name string, m, n, k int, a, b, c f32Mat) {
 // runGemm checks sgemm on one shape and layout, serially and split in two.
 func runGemm(t *testing.T, r *rand.Rand, m, n, k int, ak, bk, ck string) {
 	t.Helper()
-	a, b := gemmMat(r, m, k, ak, false), gemmMat(r, k, n, bk, false)
+	runGemmT(t, r, sgemm, m, n, k, ak, bk, ck)
+}
+
+// runGemmT is runGemm for any element type and GEMM.
+func runGemmT[T Float](t *testing.T, r *rand.Rand, gemm func(m, n, k int, a, b, c mat[T], parts int), m, n, k int, ak, bk, ck string) {
+	t.Helper()
+	a, b := gemmMatT[T](r, m, k, ak, false), gemmMatT[T](r, k, n, bk, false)
 	for _, parts := range []int{1, 2} {
-		c := gemmMat(r, m, n, ck, true)
+		c := gemmMatT[T](r, m, n, ck, true)
 		name := fmt.Sprintf("m%d n%d k%d a:%s b:%s c:%s parts %d", m, n, k, ak, bk, ck, parts)
-		sgemm(m, n, k, a, b, c, parts)
+		gemm(m, n, k, a, b, c, parts)
 		checkGemm(t, name, m, n, k, a, b, c)
 	}
 }
@@ -103,52 +120,69 @@ func skipNoSgemm(t *testing.T) {
 	}
 }
 
-func TestSgemmShapes(t *testing.T) {
+// eachSgemmKernel runs f as a subtest with the AVX2 kernel and, where the
+// CPU has AVX-512, again with the AVX-512 kernels.
+func eachSgemmKernel(t *testing.T, f func(t *testing.T)) {
 	skipNoSgemm(t)
-	r := newRand(11)
-	sizes := []int{1, 2, 5, 7, 15, 16, 17, 33, 65, 127, 255, 256, 257}
-	// Square products, each in every operand kind.
-	for i, s := range sizes {
-		for j, ak := range gKinds {
-			runGemm(t, r, s, s, s, ak, gKinds[(i+j)%4], gKinds[(i+2*j)%4])
+	defer func(on bool) { sgemmAVX512 = on }(sgemmAVX512)
+	for _, z := range []bool{false, true} {
+		if z && !cpuAVX512 {
+			t.Log("no AVX-512: only the AVX2 kernel is tested")
+			continue
 		}
+		sgemmAVX512 = z
+		t.Run(fmt.Sprintf("avx512=%v", z), f)
 	}
-	// All small shapes, cycling the kinds.
-	small := []int{1, 2, 5, 6, 7, 15, 16, 17, 33}
-	i := 0
-	for _, m := range small {
-		for _, n := range small {
-			for _, k := range small {
-				runGemm(t, r, m, n, k, gKinds[i%4], gKinds[(i/4)%4], gKinds[(i/16)%4])
-				i++
+}
+
+func TestSgemmShapes(t *testing.T) {
+	eachSgemmKernel(t, func(t *testing.T) {
+		r := newRand(11)
+		sizes := []int{1, 2, 5, 7, 15, 16, 17, 33, 65, 127, 255, 256, 257}
+		// Square products, each in every operand kind.
+		for i, s := range sizes {
+			for j, ak := range gKinds {
+				runGemm(t, r, s, s, s, ak, gKinds[(i+j)%4], gKinds[(i+2*j)%4])
 			}
 		}
-	}
-	// Larger non-square shapes, K = 1, and the edges of the cache blocks
-	// (K past gemmKC, M past gemmMC, N past a column split).
-	for _, s := range [][3]int{
-		{257, 33, 300}, {5, 300, 129}, {300, 7, 1}, {1, 400, 65}, {400, 1, 65},
-		{65, 127, 1}, {127, 65, 513}, {193, 40, 256}, {385, 17, 257},
-		{12, 4100, 3}, {6, 16, 600}, {200, 150, 70}, {1, 1, 1000},
-	} {
-		for j, ak := range gKinds {
-			runGemm(t, r, s[0], s[1], s[2], ak, gKinds[(j+1)%4], gKinds[(j+3)%4])
+		// All small shapes, cycling the kinds.
+		small := []int{1, 2, 5, 6, 7, 15, 16, 17, 33}
+		i := 0
+		for _, m := range small {
+			for _, n := range small {
+				for _, k := range small {
+					runGemm(t, r, m, n, k, gKinds[i%4], gKinds[(i/4)%4], gKinds[(i/16)%4])
+					i++
+				}
+			}
 		}
-	}
+		// Larger non-square shapes, K = 1, and the edges of the cache blocks
+		// (K past gemmKC, M past gemmMC, N past a column split).
+		for _, s := range [][3]int{
+			{257, 33, 300}, {5, 300, 129}, {300, 7, 1}, {1, 400, 65}, {400, 1, 65},
+			{65, 127, 1}, {127, 65, 513}, {193, 40, 256}, {385, 17, 257},
+			{12, 4100, 3}, {6, 16, 600}, {200, 150, 70}, {1, 1, 1000},
+		} {
+			for j, ak := range gKinds {
+				runGemm(t, r, s[0], s[1], s[2], ak, gKinds[(j+1)%4], gKinds[(j+3)%4])
+			}
+		}
+	})
 }
 
 // TestSgemmSharedBlocks shrinks the packed shared operand so that it is
 // packed block by block, for both ways of sharing.
 func TestSgemmSharedBlocks(t *testing.T) {
-	skipNoSgemm(t)
-	defer func(s int) { gemmShared = s }(gemmShared)
-	gemmShared = 3000
-	r := newRand(15)
-	for _, s := range [][3]int{{150, 100, 40}, {100, 150, 40}, {70, 33, 300}, {33, 70, 300}, {61, 200, 7}} {
-		for j, ak := range gKinds {
-			runGemm(t, r, s[0], s[1], s[2], ak, gKinds[(j+2)%4], gKinds[(j+1)%4])
+	eachSgemmKernel(t, func(t *testing.T) {
+		defer func(s int) { gemmShared = s }(gemmShared)
+		gemmShared = 12000 // 3000 float32
+		r := newRand(15)
+		for _, s := range [][3]int{{150, 100, 40}, {100, 150, 40}, {70, 33, 300}, {33, 70, 300}, {61, 200, 7}} {
+			for j, ak := range gKinds {
+				runGemm(t, r, s[0], s[1], s[2], ak, gKinds[(j+2)%4], gKinds[(j+1)%4])
+			}
 		}
-	}
+	})
 }
 
 // TestGemmRun checks that every unit runs once, whatever the number of
@@ -188,30 +222,41 @@ func TestGemmRun(t *testing.T) {
 // TestSgemmMatchesGonum runs MatMul on float32 through the assembly GEMM
 // and through gonum and compares the two.
 func TestSgemmMatchesGonum(t *testing.T) {
-	skipNoSgemm(t)
-	r := newRand(12)
+	eachSgemmKernel(t, func(t *testing.T) {
+		matchesGonum[float32](t, newRand(12), &sgemmAsm, 2e-5, [][4]int{
+			{1, 64, 64, 64}, {1, 130, 129, 257}, {3, 17, 33, 65}, {2, 256, 255, 7},
+			{96, 9, 10, 11}, {1, 1, 300, 40}, {1, 300, 1, 40}, {4, 100, 70, 300},
+		})
+	})
+}
+
+// matchesGonum runs batched MatMul on T with the package's GEMM and, with
+// *on cleared, through gonum, over the shapes (batches, m, n, k) and
+// every operand layout (broadcast and strided batches included), and
+// fails unless the two agree to tol·√k relative.
+func matchesGonum[T Float](t *testing.T, r *rand.Rand, on *bool, tol float64, shapes [][4]int) {
+	t.Helper()
+	defer func(v bool) { *on = v }(*on)
 	kinds := []string{mRow, mCol, mBMid, mStep, mBcast, mBStep}
-	for i, s := range [][4]int{
-		{1, 64, 64, 64}, {1, 130, 129, 257}, {3, 17, 33, 65}, {2, 256, 255, 7},
-		{96, 9, 10, 11}, {1, 1, 300, 40}, {1, 300, 1, 40}, {4, 100, 70, 300},
-	} {
+	for i, s := range shapes {
 		for j, ak := range kinds {
 			nb, m, n, k := s[0], s[1], s[2], s[3]
 			bk, dk := kinds[(i+j+1)%6], kinds[(i+2*j)%4]
 			al, an := matLayout(r, nb, m, k, ak)
 			bl, bn := matLayout(r, nb, k, n, bk)
 			dl, _ := matLayout(r, nb, m, n, dk)
-			a, bm := make([]float32, an), make([]float32, bn)
+			a, bm := make([]T, an), make([]T, bn)
 			randFill(r, a)
 			randFill(r, bm)
-			got, want := newOut[float32](dl), newOut[float32](dl)
+			got, want := newOut[T](dl), newOut[T](dl)
+			*on = true
 			MatMul(got, dl, a, al, bm, bl)
-			sgemmAsm = false
+			*on = false
 			MatMul(want, dl, a, al, bm, bl)
-			sgemmAsm = true
 			for e := range got {
-				if d := math.Abs(float64(got[e] - want[e])); !(d <= 2e-5*math.Sqrt(float64(k))*math.Max(1, math.Abs(float64(want[e])))) {
-					t.Fatalf("b%d m%d n%d k%d a:%s b:%s d:%s: element %d = %v, gonum %v", nb, m, n, k, ak, bk, dk, e, got[e], want[e])
+				g, w := float64(got[e]), float64(want[e])
+				if d := math.Abs(g - w); !(d <= tol*math.Sqrt(float64(k))*math.Max(1, math.Abs(w))) {
+					t.Fatalf("b%d m%d n%d k%d a:%s b:%s d:%s: element %d = %v, gonum %v", nb, m, n, k, ak, bk, dk, e, g, w)
 				}
 			}
 		}
@@ -221,46 +266,47 @@ func TestSgemmMatchesGonum(t *testing.T) {
 // TestSgemmNaNInf checks that a NaN or an Inf in an operand reaches the
 // elements of C it contributes to, 0·Inf included, and no others.
 func TestSgemmNaNInf(t *testing.T) {
-	skipNoSgemm(t)
-	r := newRand(13)
-	for _, s := range [][3]int{{20, 40, 300}, {6, 16, 8}, {1, 1, 1}, {7, 33, 5}} {
-		m, n, k := s[0], s[1], s[2]
-		a, b := gemmMat(r, m, k, gRow, false), gemmMat(r, k, n, gCol, false)
-		ia, la := m/2, k-1 // a[ia, la] = NaN: row ia of c is NaN
-		a.data[a.off+ia*a.rs+la*a.cs] = float32(math.NaN())
-		jb, lb := n-1, k/2 // b[lb, jb] = +Inf and a[·, lb] = 0 in row iz
-		b.data[b.off+lb*b.rs+jb*b.cs] = float32(math.Inf(1))
-		iz := (ia + 1) % m
-		for l := range k {
-			if iz != ia {
-				a.data[a.off+iz*a.rs+l*a.cs] = 1
+	eachSgemmKernel(t, func(t *testing.T) {
+		r := newRand(13)
+		for _, s := range [][3]int{{20, 40, 300}, {6, 16, 8}, {1, 1, 1}, {7, 33, 5}} {
+			m, n, k := s[0], s[1], s[2]
+			a, b := gemmMat(r, m, k, gRow, false), gemmMat(r, k, n, gCol, false)
+			ia, la := m/2, k-1 // a[ia, la] = NaN: row ia of c is NaN
+			a.data[a.off+ia*a.rs+la*a.cs] = float32(math.NaN())
+			jb, lb := n-1, k/2 // b[lb, jb] = +Inf and a[·, lb] = 0 in row iz
+			b.data[b.off+lb*b.rs+jb*b.cs] = float32(math.Inf(1))
+			iz := (ia + 1) % m
+			for l := range k {
+				if iz != ia {
+					a.data[a.off+iz*a.rs+l*a.cs] = 1
+				}
 			}
-		}
-		if iz != ia {
-			a.data[a.off+iz*a.rs+lb*a.cs] = 0
-		}
-		c := gemmMat(r, m, n, gRow, true)
-		sgemm(m, n, k, a, b, c, 2)
-		for i := range m {
-			for j := range n {
-				v := float64(c.get(i, j))
-				switch {
-				case i == ia || (i == iz && j == jb): // NaN·x, or 0·Inf
-					if !math.IsNaN(v) {
-						t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want NaN", m, n, k, i, j, v)
-					}
-				case j == jb:
-					if !math.IsInf(v, 0) {
-						t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want ±Inf", m, n, k, i, j, v)
-					}
-				default:
-					if math.IsNaN(v) || math.IsInf(v, 0) {
-						t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want finite", m, n, k, i, j, v)
+			if iz != ia {
+				a.data[a.off+iz*a.rs+lb*a.cs] = 0
+			}
+			c := gemmMat(r, m, n, gRow, true)
+			sgemm(m, n, k, a, b, c, 2)
+			for i := range m {
+				for j := range n {
+					v := float64(c.get(i, j))
+					switch {
+					case i == ia || (i == iz && j == jb): // NaN·x, or 0·Inf
+						if !math.IsNaN(v) {
+							t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want NaN", m, n, k, i, j, v)
+						}
+					case j == jb:
+						if !math.IsInf(v, 0) {
+							t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want ±Inf", m, n, k, i, j, v)
+						}
+					default:
+						if math.IsNaN(v) || math.IsInf(v, 0) {
+							t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want finite", m, n, k, i, j, v)
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestSgemmBounds checks that a C too short for its matrix panics before
@@ -277,4 +323,21 @@ func TestSgemmBounds(t *testing.T) {
 		}
 	}()
 	sgemm(12, 32, 8, a, b, c, 1)
+}
+
+// TestUnitSize checks that the blocks cut n evenly for the goroutines:
+// a multiple of unit, covering n in a number of blocks that is a
+// multiple of parts (the last one possibly short), none past most.
+func TestUnitSize(t *testing.T) {
+	for _, c := range [][4]int{{2048, 2, 192, 6}, {1024, 2, 192, 6}, {1000, 3, 192, 6}, {100, 2, 192, 6}, {4096, 2, 4096, 64}, {700, 1, 192, 6}} {
+		n, parts, most, unit := c[0], c[1], c[2], c[3]
+		s := unitSize(n, parts, most, unit)
+		blocks := (n + s - 1) / s
+		if s%unit != 0 || s > most+unit || (parts > 1 && n >= parts*unit*gemmUnitsPerWorker && blocks%parts != 0) {
+			t.Errorf("unitSize(%d, %d, %d, %d) = %d: %d blocks", n, parts, most, unit, s, blocks)
+		}
+	}
+	if s := unitSize(2048, 2, 192, 6); s != 174 {
+		t.Errorf("unitSize(2048, 2, 192, 6) = %d, want 174 (12 blocks)", s)
+	}
 }

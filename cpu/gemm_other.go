@@ -11,3 +11,15 @@ var sgemmAsm = false
 func matMulSgemm(dst []float32, dl Layout, a []float32, al Layout, bm []float32, bl Layout) {
 	MatMul(dst, dl, a, al, bm, bl)
 }
+
+// sgemmAVX512 is false: there are no AVX-512 kernels on this
+// architecture.
+var sgemmAVX512 = false
+
+// dgemmAsm is false: float64 products go to gonum on this architecture.
+var dgemmAsm = false
+
+// matMulDgemm is never called where dgemmAsm is false.
+func matMulDgemm(dst []float64, dl Layout, a []float64, al Layout, bm []float64, bl Layout) {
+	MatMul(dst, dl, a, al, bm, bl)
+}

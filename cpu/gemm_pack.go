@@ -2,6 +2,8 @@
 
 package cpu
 
+import "unsafe"
+
 // Packing for the float32 GEMM (see sgemm): blocks of A and B are copied
 // into the order in which the micro-kernel reads them, from any strides,
 // with zeros past the edges of the matrices so that every micro-panel is
@@ -12,20 +14,54 @@ package cpu
 // panels so that they read memory in order. Other strides, and the last
 // partial panel, are copied element by element.
 
-// An f32Mat is a strided float32 matrix: element (i, j) is
-// data[off + i*rs + j*cs].
-type f32Mat struct {
-	data        []float32
+// A mat is a strided matrix: element (i, j) is data[off + i*rs + j*cs].
+type mat[T Float] struct {
+	data        []T
 	off, rs, cs int
 }
 
+// An f32Mat is a float32 mat.
+type f32Mat = mat[float32]
+
 // t returns the transposed view.
-func (v f32Mat) t() f32Mat { return f32Mat{data: v.data, off: v.off, rs: v.cs, cs: v.rs} }
+func (v mat[T]) t() mat[T] { return mat[T]{data: v.data, off: v.off, rs: v.cs, cs: v.rs} }
 
 // at returns the view whose (0, 0) is element (i, j).
-func (v f32Mat) at(i, j int) f32Mat {
+func (v mat[T]) at(i, j int) mat[T] {
 	v.off += i*v.rs + j*v.cs
 	return v
+}
+
+// aPanels are the rows of A that a macro-kernel reads, in panels of
+// gemmMR rows: panel q at data[off + q·step], its element (i, p) i·rs +
+// p·cs further. Packed A (packedA) has step gemmMR·kc, rs 1 and cs gemmMR;
+// A read in place (inPlaceA) the strides of the matrix.
+type aPanels[T Float] struct {
+	data              []T
+	off, step, rs, cs int
+	packed            bool
+}
+
+// packedA is the block of A that packA wrote to ap, kc steps of K.
+func packedA[T Float](ap []T, kc int) aPanels[T] {
+	return aPanels[T]{data: ap, step: gemmMR * kc, rs: 1, cs: gemmMR, packed: true}
+}
+
+// inPlaceA is the block of a read where it lies.
+func inPlaceA[T Float](a mat[T]) aPanels[T] {
+	return aPanels[T]{data: a.data, off: a.off, step: gemmMR * a.rs, rs: a.rs, cs: a.cs}
+}
+
+// inPlace reports whether the panels are A's own rows, not a packed copy.
+func (a aPanels[T]) inPlace() bool { return !a.packed }
+
+// check panics unless the panels of an mc×kc block that the kernels read
+// whole are in range: every packed panel; for A in place, which gemm has
+// checked, nothing (a last panel of fewer than gemmMR rows is packed).
+func (a aPanels[T]) check(mc, kc int) {
+	if a.packed {
+		_ = a.data[a.off+(mc+gemmMR-1)/gemmMR*a.step-1]
+	}
 }
 
 // packA6 packs six rows of A, each kc contiguous floats rs apart from
@@ -77,9 +113,31 @@ func packA(dst []float32, a f32Mat, mc, kc int) {
 	default:
 		full = 0
 	}
-	for i0 := full; i0 < mc; i0 += mr { // the rest, element by element
+	packAFrom(dst, a, full, mc, kc)
+}
+
+// packAGo is packA in Go, for any element type.
+func packAGo[T Float](dst []T, a mat[T], mc, kc int) { packAFrom(dst, a, 0, mc, kc) }
+
+// packAFrom packs the panels of rows i0 to mc-1 of packA's block, i0 a
+// multiple of gemmMR, element by element (a row-major a row by row).
+func packAFrom[T Float](dst []T, a mat[T], i0, mc, kc int) {
+	const mr = gemmMR
+	for ; i0 < mc; i0 += mr {
 		d := dst[i0*kc : (i0+mr)*kc]
 		rows := min(mr, mc-i0)
+		if a.cs == 1 {
+			for i := range rows {
+				row := a.data[a.off+(i0+i)*a.rs:][:kc]
+				for p, v := range row {
+					d[p*mr+i] = v
+				}
+			}
+			for p := range kc {
+				clear(d[p*mr+rows : p*mr+mr])
+			}
+			continue
+		}
 		for p := range kc {
 			g := d[p*mr : p*mr+mr]
 			o := a.off + i0*a.rs + p*a.cs
@@ -113,14 +171,33 @@ func packB(dst []float32, b f32Mat, kc, nc int) {
 	default:
 		full = 0
 	}
-	for j0 := full; j0 < nc; j0 += nr { // the rest, element by element
+	packBFrom(dst, b, full, kc, nc)
+}
+
+// packBGo is packB in Go for any element type, with panels of one
+// 512-bit register's width: 64 bytes of columns (8 for float64).
+func packBGo[T Float](dst []T, b mat[T], kc, nc int) { packBFrom(dst, b, 0, kc, nc) }
+
+// packBFrom packs the panels of columns j0 to nc-1 of a packB block,
+// j0 a multiple of the panel width (gemmNR for float32, 64 bytes of
+// columns otherwise), element by element (a row-major b row by row).
+func packBFrom[T Float](dst []T, b mat[T], j0, kc, nc int) {
+	nr := gemmNR
+	if unsafe.Sizeof(T(0)) == 8 {
+		nr = dgemmNR
+	}
+	for ; j0 < nc; j0 += nr {
 		d := dst[j0*kc : (j0+nr)*kc]
 		cols := min(nr, nc-j0)
 		for p := range kc {
 			g := d[p*nr : p*nr+nr]
 			o := b.off + p*b.rs + j0*b.cs
-			for j := range cols {
-				g[j] = b.data[o+j*b.cs]
+			if b.cs == 1 {
+				copy(g, b.data[o:o+cols])
+			} else {
+				for j := range cols {
+					g[j] = b.data[o+j*b.cs]
+				}
 			}
 			clear(g[cols:])
 		}

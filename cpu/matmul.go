@@ -13,12 +13,14 @@ import (
 // written, not accumulated, and must not overlap a or bm.
 //
 // float32 products go to the package's own GEMM (sgemm, gemm_amd64.go)
-// where the CPU has AVX2 and FMA: it packs the operands from any strides
-// itself, so nothing is copied beforehand, and every product is computed
-// (0·Inf and 0·NaN give NaN). One large product is split across
-// goroutines; several small ones are split by batch.
+// where the CPU has AVX2 and FMA, float64 ones (dgemm) where it has
+// AVX-512: it packs the operands from any strides itself, so nothing is
+// copied beforehand, and every product is computed (0·Inf and 0·NaN give
+// NaN). One large product is split across goroutines; several small ones
+// are split by batch.
 //
-// Otherwise (float64, or no AVX2), each product is one call of gonum's
+// Otherwise (float64 without AVX-512, or no AVX2), each product is one
+// call of gonum's
 // Sgemm or Dgemm, C = P·Q with
 // P = a, Q = bm, C = dst, or, when dst is column-major, P = bmᵀ, Q = aᵀ,
 // C = dstᵀ (row-major). Q goes to gonum in place when its last two dims
@@ -47,6 +49,10 @@ func MatMul[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout) {
 	}
 	if sgemmAsm && unsafe.Sizeof(T(0)) == 4 {
 		matMulSgemm(asF32(dst), dl, asF32(a), al, asF32(bm), bl)
+		return
+	}
+	if dgemmAsm && unsafe.Sizeof(T(0)) == 8 {
+		matMulDgemm(asF64(dst), dl, asF64(a), al, asF64(bm), bl)
 		return
 	}
 	gemm := gemmFunc[T]()

@@ -106,6 +106,7 @@ func adversarialMethods() []A.Case {
 		A.C("Tensor.IndexSelect", indexed(func(x *T, d int, idx *T) { x.IndexSelect(d, idx) })),
 		A.C("Tensor.Int32s", A.Each(func(x *T) { x.Int32s() })),
 		A.C("Tensor.IsContiguous", A.Each(func(x *T) { x.IsContiguous() })),
+		A.C("Tensor.OwnsStorage", A.Each(func(x *T) { x.OwnsStorage() })),
 		A.C("Tensor.IsLeaf", A.Each(func(x *T) { x.IsLeaf() })),
 		A.C("Tensor.Item", A.Each(func(x *T) { x.Item() })),
 		A.C("Tensor.Keep", un((*T).Keep)),

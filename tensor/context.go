@@ -185,6 +185,9 @@ func contextFor(inputs []*Tensor, index *Tensor) *Context {
 // A kept result (a view of a kept tensor, which borrows its memory) has
 // its context already and joins no Scope.
 func settle(out *Tensor, inputs []*Tensor, index *Tensor) *Context {
+	if out.ctx != nil { // placed already (newResult, viewOf)
+		return out.ctx
+	}
 	if out.kept.Load() {
 		return out.Context()
 	}

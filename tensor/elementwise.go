@@ -16,12 +16,13 @@ func (x *Tensor) unary(op Op, p ...float64) *Tensor {
 	if dt == Float32 { // PyTorch rounds scalars to the tensor's type first, as the GPU must
 		params[0], params[1] = float64(float32(params[0])), float64(float32(params[1]))
 	}
+	ins := []*Tensor{x}
 	out := fuse(op, params, dt, dt, x.shape, x)
 	if out == nil {
-		out = newTensor(dt, x.shape, x.Device())
+		out = newResult(dt, x.shape, x.Device(), ins)
 		backendOf(x.Device()).unary(op, params, out, x)
 	}
-	return record(out, op, Attrs{Scalars: slices.Clone(p)}, x)
+	return record(out, op, Attrs{Scalars: slices.Clone(p)}, ins...)
 }
 
 // allInt32 reports whether every scalar is an int32 value (isInt32), so
@@ -201,13 +202,14 @@ func (x *Tensor) binary(op Op, y *Tensor) *Tensor {
 	outDT := row.outType(dt)
 	shape := broadcastShapes(name, []*Tensor{x, y})
 	x, y = x.Cast(dt), y.Cast(dt)
+	ins := []*Tensor{x, y}
 	xb, yb := x.broadcastView(shape), y.broadcastView(shape)
 	out := fuse(op, [2]float64{}, dt, outDT, shape, xb, yb)
 	if out == nil {
-		out = newTensor(outDT, shape, x.Device())
+		out = newResult(outDT, shape, x.Device(), ins)
 		backendOf(x.Device()).binary(op, out, xb, yb)
 	}
-	return record(out, op, Attrs{}, x, y)
+	return record(out, op, Attrs{}, ins...)
 }
 
 // Add returns x + y with broadcasting.
@@ -368,13 +370,14 @@ func ternary(op Op, a, b, c *Tensor, value float64) *Tensor {
 	dt := op.info().computeType(PromoteTypes(PromoteTypes(a.dtype, b.dtype), c.dtype), true)
 	a, b, c = a.Cast(dt), b.Cast(dt), c.Cast(dt)
 	shape := broadcastShapes(name, []*Tensor{a, b, c})
+	ins := []*Tensor{a, b, c}
 	ab, bb, cb := a.broadcastView(shape), b.broadcastView(shape), c.broadcastView(shape)
 	out := fuse(op, [2]float64{value}, dt, dt, shape, ab, bb, cb)
 	if out == nil {
-		out = newTensor(dt, shape, a.Device())
+		out = newResult(dt, shape, a.Device(), ins)
 		backendOf(a.Device()).ternary(op, value, out, ab, bb, cb)
 	}
-	return record(out, op, Attrs{Scalars: []float64{value}}, a, b, c)
+	return record(out, op, Attrs{Scalars: []float64{value}}, ins...)
 }
 
 // Cast returns x converted to dt (x itself when it already has dt).

@@ -2,7 +2,6 @@ package tensor
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"sync/atomic"
 )
@@ -40,7 +39,8 @@ type Node struct {
 	versions []uint64 // versions of Inputs (and, last, of out) when recorded
 	saved    *savedRefs
 	freed    atomic.Bool
-	vbuf     [3]uint64 // backing of versions for ops of up to two inputs
+	vbuf     [3]uint64  // backing of versions for ops of up to two inputs
+	ibuf     [3]*Tensor // backing of Inputs for ops of up to three inputs
 }
 
 // savedRefs holds the storage references a Node keeps for backward.
@@ -112,7 +112,7 @@ func (n *Node) Free() {
 		// Forget the inputs too: a tensor the user keeps after backward
 		// (a loss appended to a log) must not keep every activation of
 		// its graph reachable.
-		n.Inputs = nil
+		n.Inputs, n.ibuf = nil, [3]*Tensor{}
 	}
 }
 
@@ -137,7 +137,14 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 	if !needs {
 		return out
 	}
-	n := &Node{Op: op, Inputs: inputs, Attrs: attrs, out: out, saved: &savedRefs{}}
+	n := &Node{Op: op, Attrs: attrs, out: out, saved: &savedRefs{}}
+	// A copy of inputs, so that callers' slices stay on their stacks.
+	if len(inputs) <= len(n.ibuf) {
+		n.Inputs = n.ibuf[:len(inputs):len(inputs)]
+	} else {
+		n.Inputs = make([]*Tensor, len(inputs))
+	}
+	copy(n.Inputs, inputs)
 	n.saved.ss = n.saved.buf[:0]
 	if len(inputs) < len(n.vbuf) {
 		n.versions = n.vbuf[:len(inputs)+1]
@@ -149,8 +156,13 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 	}
 	n.versions[len(inputs)] = out.Version()
 	// The safety net: a graph dropped without backward (or an op that
-	// fails below) releases its saves.
-	runtime.AddCleanup(n, func(r *savedRefs) { r.drop() }, n.saved)
+	// fails below) releases its saves with out's cleanup (collected):
+	// registered now unless a Scope tracks out, which registers it when
+	// out leaves while the node still holds its saves.
+	out.ref.saved.Store(n.saved)
+	if out.frame.Load() == nil {
+		out.guard()
+	}
 	for _, i := range opTable[op].saves {
 		s := inputs[i].ref.s
 		s.mustRetain(op.String())

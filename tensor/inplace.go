@@ -91,9 +91,17 @@ func (t *Tensor) ternaryInPlace(name string, op Op, b, c *Tensor, value float64)
 }
 
 // AddInPlace adds alpha·y to t in place (torch's t.add_(y, alpha=alpha))
-// and returns t.
+// and returns t. A float t with alpha ≠ 1 takes one pass, t + alpha·y·1
+// (Addcmul with a broadcast one, alpha rounded to t's dtype as PyTorch
+// rounds it), with no temporary: an optimizer's update of a parameter.
 func (t *Tensor) AddInPlace(y *Tensor, alpha float64) *Tensor {
 	t.nonNil("AddInPlace", 1, y)
+	if alpha != 1 && t.dtype.IsFloat() {
+		t.storage("AddInPlace")
+		one := filled("AddInPlace", nil, 1, options{dtype: t.dtype, device: t.Device(), ctx: t.Context()})
+		defer one.Release()
+		return t.ternaryInPlace("AddInPlace", OpAddcmul, y, one, alpha)
+	}
 	if alpha != 1 {
 		y = y.Detach().MulScalar(alpha)
 	}

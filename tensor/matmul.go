@@ -45,24 +45,21 @@ func (a *Tensor) MatMul(b *Tensor) *Tensor {
 	}
 	outShape := append(clone(batch), m, n)
 	shapeNumel("MatMul", outShape, a, b)
+	if len(batch) == 0 {
+		return matmulFlat(a, b, m, k, n)
+	}
 	nb := layout.Numel(batch)
 	// Each operand becomes (nb, ·, ·) through as few recorded views as
-	// possible: small products (a matrix times a vector) are dominated
-	// by the cost of each view, not by the arithmetic.
-	var a3, b3 *Tensor
-	if len(batch) == 0 {
-		a3, b3 = a.reshapeTo(1, m, k), b.reshapeTo(1, k, n)
-	} else {
-		aa, bb := a, b
-		if a.Dim() == 1 {
-			aa = a.Unsqueeze(0)
-		}
-		if b.Dim() == 1 {
-			bb = b.Unsqueeze(1)
-		}
-		a3 = aa.Expand(append(clone(batch), m, k)...).reshapeTo(nb, m, k)
-		b3 = bb.Expand(append(clone(batch), k, n)...).reshapeTo(nb, k, n)
+	// possible.
+	aa, bb := a, b
+	if a.Dim() == 1 {
+		aa = a.Unsqueeze(0)
 	}
+	if b.Dim() == 1 {
+		bb = b.Unsqueeze(1)
+	}
+	a3 := aa.Expand(append(clone(batch), m, k)...).reshapeTo(nb, m, k)
+	b3 := bb.Expand(append(clone(batch), k, n)...).reshapeTo(nb, k, n)
 	out := bmm(a3, b3)
 	shape := clone(batch)
 	if a.Dim() > 1 {
@@ -72,6 +69,56 @@ func (a *Tensor) MatMul(b *Tensor) *Tensor {
 		shape = append(shape, n)
 	}
 	return out.reshapeTo(shape...)
+}
+
+// matmulFlat is MatMul for operands of at most 2 dims (no batch): the
+// product of a as an (m,k) matrix and b as a (k,n) one, of shape
+// (m, n) without the dims of 1-D operands. The backend sees 3-D
+// layouts of the operands' own storage, made here without records or
+// references; the node records a and b as they are, and the rule
+// handles their 1-D cases. A matrix-vector product of a small RNN thus
+// costs one tensor and one node rather than four of each.
+func matmulFlat(a, b *Tensor, m, k, n int) *Tensor {
+	var dims [2]int
+	shape := dims[:0]
+	if a.Dim() > 1 {
+		shape = append(shape, m)
+	}
+	if b.Dim() > 1 {
+		shape = append(shape, n)
+	}
+	ins := []*Tensor{a, b}
+	out := newResult(a.dtype, shape, a.Device(), ins)
+	outVec := 0 // a 1-D result is a column, (m)
+	if a.Dim() == 1 {
+		outVec = 1 // or a row, (n)
+	}
+	backendOf(a.Device()).matmul(out.asMatrix(outVec, m, n), a.asMatrix(1, m, k), b.asMatrix(0, k, n))
+	return record(out, OpMatMul, Attrs{}, ins...)
+}
+
+// asMatrix returns t, a tensor of at most 2 dims, as a (1, rows, cols)
+// layout over the same storage, for a backend call: a bare struct that
+// holds no reference of its own (t's keeps the memory) and is never
+// recorded or tracked. A 1-D t is a row when vecDim is 1 (the left
+// operand of MatMul) and a column when it is 0; a 0-d t is 1×1.
+func (t *Tensor) asMatrix(vecDim, rows, cols int) *Tensor {
+	v := &Tensor{ref: t.ref, dtype: t.dtype, offset: t.offset}
+	var sr, sc int
+	switch {
+	case len(t.shape) == 2:
+		sr, sc = t.strides[0], t.strides[1]
+	case len(t.shape) == 0:
+		sr, sc = 1, 1
+	case vecDim == 1: // a row: (1, n)
+		sr, sc = rows*t.strides[0], t.strides[0]
+	default: // a column: (n, 1)
+		sr, sc = t.strides[0], cols*t.strides[0]
+	}
+	v.shape, v.strides = v.dims[:3:3], v.dims[inlineRank:inlineRank+3:inlineRank+3]
+	copy(v.shape, []int{1, rows, cols})
+	copy(v.strides, []int{rows * cols, sr, sc})
+	return v
 }
 
 // reshapeTo is Reshape, except that it returns t itself when t already

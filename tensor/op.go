@@ -86,7 +86,7 @@ const (
 	OpCumSum  // along Attrs.Dim
 	OpSoftmax // along Attrs.Dim
 	OpLogSoftmax
-	OpMatMul // batched 3-D: (B,M,K)·(B,K,N); torch.matmul's rules live in MatMul
+	OpMatMul // batched 3-D (B,M,K)·(B,K,N), or operands of at most 2 dims with torch.matmul's 1-D rules (MatMul)
 	OpCat    // along Attrs.Dim; one input per piece
 
 	OpIndexSelect // inputs: x; Attrs.Dim, Attrs.Index (1-D int32)
@@ -175,19 +175,19 @@ var opTable = [numOps]opInfo{
 
 	// Unary ops that compute Int32 keep integer inputs integer; the
 	// others compute integer and bool inputs in Float32, as PyTorch does.
-	OpNeg:       {name: "Neg", fam: famUnary, cpu: numbers(k1(negOf[float32]), k1(negOf[float64]), k1(negOf[int32])), wgsl: "-x"},
+	OpNeg:       {name: "Neg", fam: famUnary, cpu: numbers(k1(once1(negOf[float32])), k1(once1(negOf[float64])), k1(once1(negOf[int32]))), wgsl: "-x"},
 	OpAbs:       {name: "Abs", fam: famUnary, cpu: numbers(k1(absOf[float32]), k1(absOf[float64]), k1(absOf[int32])), saves: in0, wgsl: "abs(x)"},
 	OpSign:      {name: "Sign", fam: famUnary, cpu: numbers(k1(signOf[float32]), k1(signOf[float64]), k1(signOf[int32])), wgsl: "select(select(select(0.0, -1.0, x < 0.0), 1.0, x > 0.0), 0.0, isnan_(x))", wgslInt: "select(select(0i, -1i, x < 0i), 1i, x > 0i)"},
 	OpExp:       {name: "Exp", fam: famUnary, cpu: floats(k1(expOf[float32]), k1(expOf[float64])), savesOut: true, wgsl: "exp(x)"},
 	OpExpm1:     {name: "Expm1", fam: famUnary, cpu: floatMath(fixed(math.Expm1)), savesOut: true, wgsl: "select(exp(x) - 1.0, x * (1.0 + x * (0.5 + x * (0.16666667 + x * (0.041666668 + x * (0.008333334 + x * (0.0013888889 + x * (0.0001984127 + x * 0.0000248016))))))), abs(x) < 0.5)"}, // a Taylor series where exp(x) - 1 cancels
 	OpLog:       {name: "Log", fam: famUnary, cpu: floatMath(fixed(math.Log)), saves: in0, wgsl: "log(x)"},
 	OpLog1p:     {name: "Log1p", fam: famUnary, cpu: floatMath(fixed(math.Log1p)), saves: in0, wgsl: "log1p(x)"},
-	OpSqrt:      {name: "Sqrt", fam: famUnary, cpu: floatMath(fixed(math.Sqrt)), savesOut: true, wgsl: "sqrt(x)"},
+	OpSqrt:      {name: "Sqrt", fam: famUnary, cpu: loopMath(cpuKernels{}, fixed(math.Sqrt), sqrtLoop[float32], sqrtLoop[float64]), savesOut: true, wgsl: "sqrt(x)"},
 	OpRsqrt:     {name: "Rsqrt", fam: famUnary, cpu: floatMath(fixed(rsqrt)), savesOut: true, wgsl: "inverseSqrt(x)"},
 	OpSquare:    {name: "Square", fam: famUnary, cpu: numbers(k1(squareOf[float32]), k1(squareOf[float64]), k1(squareOf[int32])), saves: in0, wgsl: "x * x"},
 	OpSin:       {name: "Sin", fam: famUnary, cpu: floatMath(fixed(math.Sin)), saves: in0, wgsl: "sin(x)"},
 	OpCos:       {name: "Cos", fam: famUnary, cpu: floatMath(fixed(math.Cos)), saves: in0, wgsl: "cos(x)"},
-	OpTanh:      {name: "Tanh", fam: famUnary, cpu: floatMath(fixed(math.Tanh)), savesOut: true, wgsl: "select(tanh(x), sign(x), abs(x) > 15.0)"},
+	OpTanh:      {name: "Tanh", fam: famUnary, cpu: loopMath(cpuKernels{}, fixed(math.Tanh), tanhLoop[float32], tanhLoop[float64]), savesOut: true, wgsl: "select(tanh(x), sign(x), abs(x) > 15.0)"},
 	OpSigmoid:   {name: "Sigmoid", fam: famUnary, cpu: floatMath(fixed(sigmoid)), savesOut: true, wgsl: "1.0 / (1.0 + exp(-x))"},
 	OpReLU:      {name: "ReLU", fam: famUnary, cpu: numbers(k1(reluOf[float32]), k1(reluOf[float64]), k1(reluOf[int32])), savesOut: true, wgsl: "select(x, 0.0, x <= 0.0 && !isnan_(x))", wgslInt: "max(x, 0i)"},
 	OpGELU:      {name: "GELU", fam: famUnary, cpu: floatMath(fixed(gelu)), saves: in0, wgsl: "0.5 * x * (1.0 + erf_(x * 0.7071067811865476))"},
@@ -195,15 +195,15 @@ var opTable = [numOps]opInfo{
 	OpSoftplus:  {name: "Softplus", fam: famUnary, cpu: floatMath(softplus), saves: in0, wgsl: "select(log1p(exp(p0 * x)) / p0, x, x * p0 > p1)"},
 	OpErf:       {name: "Erf", fam: famUnary, cpu: floatMath(fixed(math.Erf)), saves: in0, wgsl: "erf_(x)"},
 	OpPowScalar: {name: "PowScalar", fam: famUnary, cpu: floatMath(powScalar), saves: in0, wgsl: "pow_(x, p0)"},
-	OpClamp:     {name: "Clamp", fam: famUnary, cpu: numberMath(clamp), saves: in0, wgsl: "select(min(max(x, p0), p1), x, isnan_(x))", wgslInt: "min(max(x, p0), p1)"},
-	OpAddScalar: {name: "AddScalar", fam: famUnary, cpu: wrappingMath(addScalar, addScalarInt), wgsl: "x + p0"},
-	OpMulScalar: {name: "MulScalar", fam: famUnary, cpu: wrappingMath(mulScalar, mulScalarInt), wgsl: "x * p0"},
+	OpClamp:     {name: "Clamp", fam: famUnary, cpu: loopMath(numberMath(clamp), clamp, clampLoop[float32], clampLoop[float64]), saves: in0, wgsl: "select(min(max(x, p0), p1), x, isnan_(x))", wgslInt: "min(max(x, p0), p1)"},
+	OpAddScalar: {name: "AddScalar", fam: famUnary, cpu: loopMath(wrappingMath(addScalar, addScalarInt), addScalar, addScalarLoop[float32], addScalarLoop[float64]), wgsl: "x + p0"},
+	OpMulScalar: {name: "MulScalar", fam: famUnary, cpu: loopMath(wrappingMath(mulScalar, mulScalarInt), mulScalar, mulScalarLoop[float32], mulScalarLoop[float64]), wgsl: "x * p0"},
 
 	// Div computes floats only: integer operands divide truly, in Float32.
-	OpAdd:        {name: "Add", fam: famBinary, cpu: numbers(k2(addOf[float32]), k2(addOf[float64]), k2(addOf[int32])), wgsl: "x + y"},
-	OpSub:        {name: "Sub", fam: famBinary, cpu: numbers(k2(subOf[float32]), k2(subOf[float64]), k2(subOf[int32])), wgsl: "x - y"},
-	OpMul:        {name: "Mul", fam: famBinary, cpu: numbers(k2(mulOf[float32]), k2(mulOf[float64]), k2(mulOf[int32])), saves: in01, wgsl: "x * y"},
-	OpDiv:        {name: "Div", fam: famBinary, cpu: floats(k2(divOf[float32]), k2(divOf[float64])), saves: in01, wgsl: "x / y"},
+	OpAdd:        {name: "Add", fam: famBinary, cpu: numbers(k2(once2(addOf[float32])), k2(once2(addOf[float64])), k2(once2(addOf[int32]))), wgsl: "x + y"},
+	OpSub:        {name: "Sub", fam: famBinary, cpu: numbers(k2(once2(subOf[float32])), k2(once2(subOf[float64])), k2(once2(subOf[int32]))), wgsl: "x - y"},
+	OpMul:        {name: "Mul", fam: famBinary, cpu: numbers(k2(once2(mulOf[float32])), k2(once2(mulOf[float64])), k2(once2(mulOf[int32]))), saves: in01, wgsl: "x * y"},
+	OpDiv:        {name: "Div", fam: famBinary, cpu: floats(k2(once2(divOf[float32])), k2(once2(divOf[float64]))), saves: in01, wgsl: "x / y"},
 	OpPow:        {name: "Pow", fam: famBinary, cpu: numbers(k2(powOf[float32]), k2(powOf[float64]), k2(powOf[int32])), saves: in01, savesOut: true, wgsl: "pow_(x, y)"},
 	OpMaximum:    {name: "Maximum", fam: famBinary, cpu: numbers(k2(maximumOf[float32]), k2(maximumOf[float64]), k2(maximumOf[int32])), saves: in01, wgsl: "select(select(select(y, x, x >= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x >= y)"},
 	OpMinimum:    {name: "Minimum", fam: famBinary, cpu: numbers(k2(minimumOf[float32]), k2(minimumOf[float64]), k2(minimumOf[int32])), saves: in01, wgsl: "select(select(select(y, x, x <= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x <= y)"},

@@ -49,6 +49,20 @@ func (f fn3[T]) run(p [2]float64, dst *Tensor, in [3]*Tensor) {
 	cpu.Ternary(f(p), cpuBuf[T](dst), lay(dst), cpuBuf[T](a), lay(a), cpuBuf[T](b), lay(b), cpuBuf[T](c), lay(c))
 }
 
+// once1 and once2 build the function of an op without parameters once,
+// when the table is made, rather than on every call of its kernel:
+// instantiated in generic code, its vector functions are closures that
+// would be allocated each time.
+func once1[S, D cpu.Elem](f func(p [2]float64) cpu.Fn1[S, D]) func(p [2]float64) cpu.Fn1[S, D] {
+	v := f([2]float64{})
+	return func([2]float64) cpu.Fn1[S, D] { return v }
+}
+
+func once2[S, D cpu.Elem](f func(p [2]float64) cpu.Fn2[S, D]) func(p [2]float64) cpu.Fn2[S, D] {
+	v := f([2]float64{})
+	return func([2]float64) cpu.Fn2[S, D] { return v }
+}
+
 // k1, k2 and k3 make kernels of op functions (inferring their types).
 func k1[S, D cpu.Elem](f func(p [2]float64) cpu.Fn1[S, D]) cpuKernel { return fn1[S, D](f) }
 func k2[S, D cpu.Elem](f func(p [2]float64) cpu.Fn2[S, D]) cpuKernel { return fn2[S, D](f) }
@@ -138,15 +152,27 @@ func signOf[T cpu.Number]([2]float64) cpu.Fn1[T, T] {
 }
 
 func squareOf[T cpu.Number]([2]float64) cpu.Fn1[T, T] {
-	return cpu.Fn1[T, T]{F: func(x T) T { return x * x }}
+	return cpu.Fn1[T, T]{F: func(x T) T { return x * x }, Vec: func(dst, x []T) {
+		x = x[:len(dst)]
+		for i, v := range x {
+			dst[i] = v * v
+		}
+	}}
 }
 
+// reluOf is max(x, 0) with Go's max, which keeps NaN and gives +0 for
+// -0, as the element function does.
 func reluOf[T cpu.Number]([2]float64) cpu.Fn1[T, T] {
 	return cpu.Fn1[T, T]{F: func(x T) T {
 		if x > 0 || x != x {
 			return x
 		}
 		return 0
+	}, Vec: func(dst, x []T) {
+		x = x[:len(dst)]
+		for i, v := range x {
+			dst[i] = max(v, 0)
+		}
 	}}
 }
 
@@ -283,6 +309,12 @@ func addcmulOf[T cpu.Float](p [2]float64) cpu.Fn3[T] {
 			a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
 			for i := range d {
 				d[i] = a[i] + v*b[i]*c[i]
+			}
+		},
+		VecScalarC: func(d, a, b []T, c T) { // AddInPlace's a + v·b·1
+			a, b = a[:len(d)], b[:len(d)]
+			for i := range d {
+				d[i] = a[i] + v*b[i]*c
 			}
 		},
 	}

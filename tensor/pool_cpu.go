@@ -257,7 +257,7 @@ func cpuCollect() {
 }
 
 // alloc allocates a buffer of n elements of dt on dev through the
-// dispatch table (newStorage calls it). A GPU request larger than the
+// dispatch table (storage.init calls it). A GPU request larger than the
 // device's largest buffer (or than 2^63 bytes) is an *OOMError here; the
 // GPU allocator reports its own budget with a *device.OOMError, and the
 // CPU pool the CPU budget, both wrapping ErrOutOfMemory.

@@ -84,9 +84,10 @@ func (x *Tensor) reduce(op Op, dims []int, keepDim bool) *Tensor {
 	if d, ok := emptyDim(x, dims); !op.info().reduce.emptyOK && ok {
 		failf(name, ErrShape, []*Tensor{x}, "%s is undefined over an empty dimension: the reduction has no identity (dimension %d has size 0)", name, d)
 	}
-	out := newTensor(dt, keptShape(x.shape, dims), x.Device())
+	ins := []*Tensor{x}
+	out := newResult(dt, keptShape(x.shape, dims), x.Device(), ins)
 	backendOf(x.Device()).reduce(op, out, x)
-	out = record(out, op, Attrs{Dims: dims, KeepDim: true, Shape: slices.Clone(x.shape)}, x)
+	out = record(out, op, Attrs{Dims: dims, KeepDim: true, Shape: slices.Clone(x.shape)}, ins...)
 	if keepDim {
 		return out
 	}

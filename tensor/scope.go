@@ -20,6 +20,9 @@ func (c *Context) track(t *Tensor) {
 	}
 	t.frame.Store(f)
 	c.mu.Unlock()
+	if f == nil {
+		t.guard()
+	}
 }
 
 // Scope runs f and then releases every tensor of the default context
@@ -87,16 +90,19 @@ func (c *Context) close(frame *scopeFrame, out []*Tensor) {
 			parent = c.frames[i-1]
 		}
 	}
-	var release []*Tensor
+	var release, leave []*Tensor
 	for _, t := range frame.created {
 		switch {
 		case t.frame.Load() != frame: // adopted elsewhere, or already moved
 		case t.kept.Load(): // never released by a scope
 			t.frame.Store(nil)
+			leave = append(leave, t)
 		case slices.Contains(out, t):
 			t.frame.Store(parent)
 			if parent != nil {
 				parent.created = append(parent.created, t)
+			} else {
+				leave = append(leave, t)
 			}
 		default:
 			t.frame.Store(nil)
@@ -105,8 +111,14 @@ func (c *Context) close(frame *scopeFrame, out []*Tensor) {
 	}
 	frame.created = nil
 	c.mu.Unlock()
+	for _, t := range leave {
+		t.guard()
+	}
 	for _, t := range release {
 		t.Release()
+		if sv := t.ref.saved.Load(); sv != nil && !sv.dropped.Load() {
+			t.guard() // its graph may still be dropped without backward
+		}
 	}
 }
 

@@ -28,18 +28,36 @@ type storage struct {
 	readers []*storage
 }
 
-// newStorage allocates n elements on dev through the dispatch table. The
-// contents are undefined; callers overwrite every element.
-func newStorage(dt DType, n int, dev Device) *storage {
+// init allocates n elements on dev into s, a zero storage, through the
+// dispatch table, with one reference. The contents are undefined;
+// callers overwrite every element.
+func (s *storage) init(dt DType, n int, dev Device) {
 	buf, err := alloc(dt, n, dev) // pool_cpu.go: checks the size first
 	if err != nil {
 		panic(&Error{Op: "alloc", Err: err, Devices: []Device{dev}})
 	}
-	s := &storage{dtype: dt, device: dev, n: n, buf: buf}
+	s.dtype, s.device, s.n, s.buf = dt, dev, n, buf
 	s.refs.Store(1)
 	liveStorages.Add(1)
 	countAlloc(dt, n)
-	return s
+}
+
+// An ownedStorage is a new storage and the first reference on it, made
+// in one allocation for a new tensor (newTensor, newResult). The ref
+// points into the same block, which the runtime cleanup on the tensor
+// may keep alive without keeping the tensor.
+type ownedStorage struct {
+	s storage
+	r ref
+}
+
+// newOwnedRef allocates n elements on dev and returns the first
+// reference on them.
+func newOwnedRef(dt DType, n int, dev Device) *ref {
+	o := &ownedStorage{}
+	o.s.init(dt, n, dev)
+	o.r.s = &o.s
+	return &o.r
 }
 
 // countAlloc adds an allocation of n elements of dt to the counters.
@@ -103,15 +121,29 @@ func (s *storage) release() {
 // (a parameter, a gradient, optimizer state) lives as long as that
 // tensor's memory, which its owner releases by hand, and releasing the
 // view releases nothing.
+//
+// saved is what the node that computed the tensor saved for backward,
+// if anything: the node is reachable only through its output (and
+// points back to it), so the tensor's one cleanup releases both.
 type ref struct {
 	s        *storage
 	released atomic.Bool
 	borrowed bool
+	saved    atomic.Pointer[savedRefs]
 }
 
 func (r *ref) drop() {
 	if r.released.CompareAndSwap(false, true) && !r.borrowed {
 		r.s.release()
+	}
+}
+
+// collected is the runtime cleanup of a Tensor: it drops the tensor's
+// reference and what its node saved.
+func collected(r *ref) {
+	r.drop()
+	if sv := r.saved.Load(); sv != nil {
+		sv.drop()
 	}
 }
 
@@ -122,9 +154,20 @@ func (t *Tensor) attach(s *storage, retain bool) {
 	if retain {
 		s.mustRetain("view")
 	}
-	r := &ref{s: s}
-	t.ref = r
-	runtime.AddCleanup(t, func(r *ref) { r.drop() }, r)
+	t.ref = &ref{s: s}
+	t.guard()
+}
+
+// guard registers, once, the safety-net cleanup that releases t's
+// reference and its node's saves when t is garbage collected without
+// Release. Tensors get it when they are made outside any Scope, or
+// when they leave one alive (kept, returned from the outermost Scope,
+// or released with a graph that backward never freed); while a Scope
+// tracks a tensor, the Scope holds it and releases it.
+func (t *Tensor) guard() {
+	if t.guarded.CompareAndSwap(false, true) {
+		runtime.AddCleanup(t, collected, t.ref)
+	}
 }
 
 // borrow gives t, a view of a kept tensor, a borrowed ref on s.

@@ -30,9 +30,10 @@ type Tensor struct {
 	retainsGrad  bool
 	hooks        []func(*Tensor) *Tensor
 
-	ctx   *Context                   // the context it belongs to; nil means the default one
-	frame atomic.Pointer[scopeFrame] // the Scope that will release it, if any
-	kept  atomic.Bool                // never released by a Scope (Keep)
+	ctx     *Context                   // the context it belongs to; nil means the default one
+	frame   atomic.Pointer[scopeFrame] // the Scope that will release it, if any
+	kept    atomic.Bool                // never released by a Scope (Keep)
+	guarded atomic.Bool                // its runtime cleanup is registered (guard)
 }
 
 // Shape returns a copy of the tensor's shape.
@@ -113,6 +114,18 @@ func (t *Tensor) Release() {
 	}
 }
 
+// OwnsStorage reports whether t is the only holder of its memory (no
+// other tensor or view shares it, no autograd record saved it, no op is
+// using it) and covers all of it, contiguous from its start. Such a
+// tensor can be handed over instead of copied: autograd stores a fresh
+// gradient as a leaf's Grad this way.
+func (t *Tensor) OwnsStorage() bool {
+	t.nonNil("OwnsStorage", 0)
+	s := t.ref.s
+	return !t.ref.borrowed && !t.ref.released.Load() && s.refs.Load() == 1 &&
+		t.offset == 0 && layout.Numel(t.shape) == s.n && t.IsContiguous()
+}
+
 // storage returns t's storage, panicking if its memory is gone.
 func (t *Tensor) storage(op string) *storage {
 	s := t.ref.s
@@ -129,6 +142,15 @@ func (t *Tensor) bumpVersion() { t.ref.s.version.Add(1) }
 // no context or Scope yet: record (or settle) places an op's result,
 // empty a created tensor.
 func newTensor(dt DType, shape []int, dev Device) *Tensor {
+	t := newBare(dt, shape, dev)
+	t.guard()
+	return t
+}
+
+// newBare allocates a contiguous tensor of shape on dev, unplaced and
+// without a runtime cleanup (newTensor and newResult add one or the
+// other).
+func newBare(dt DType, shape []int, dev Device) *Tensor {
 	t := &Tensor{dtype: dt}
 	if n := len(shape); n <= inlineRank {
 		t.shape = t.dims[:n:n]
@@ -138,13 +160,27 @@ func newTensor(dt DType, shape []int, dev Device) *Tensor {
 		t.shape = slices.Clone(shape)
 		t.strides = layout.ContiguousStrides(shape)
 	}
-	t.attach(newStorage(dt, layout.Numel(shape), dev), false)
+	t.ref = newOwnedRef(dt, layout.Numel(shape), dev)
+	return t
+}
+
+// newResult is newTensor for the result of an op on inputs, placed at
+// once in the context and Scope it belongs to (settle), before a kernel
+// fills it: a panic in the kernel then leaves it to that Scope, or to
+// the runtime cleanup when no Scope is open. A result that a Scope
+// tracks needs no cleanup while it is tracked (the Scope holds it and
+// releases it), so registering one waits until it leaves the Scope
+// (guard), which most intermediates of a training step never do.
+func newResult(dt DType, shape []int, dev Device, inputs []*Tensor) *Tensor {
+	t := newBare(dt, shape, dev)
+	settle(t, inputs, nil)
 	return t
 }
 
 // viewOf returns a new Tensor over base's storage with the given layout.
 // A view of a kept tensor is kept and borrows base's memory (see ref);
-// any other is placed like newTensor's result.
+// any other holds a reference of its own and is placed at once in
+// base's context and Scope, as newResult places a result.
 func viewOf(base *Tensor, shape, strides []int, offset int) *Tensor {
 	t := &Tensor{dtype: base.dtype, offset: offset}
 	t.setLayout(shape, strides)
@@ -154,7 +190,10 @@ func viewOf(base *Tensor, shape, strides []int, offset int) *Tensor {
 		t.kept.Store(true)
 		return t
 	}
-	t.attach(base.ref.s, true)
+	base.ref.s.mustRetain("view")
+	t.ref = &ref{s: base.ref.s}
+	t.ctx = base.Context()
+	t.ctx.track(t) // a view belongs with its base (settle), guarded by track if no Scope holds it
 	return t
 }
 

@@ -199,3 +199,32 @@ func TestInPlaceOnViewOfSavedTensor(t *testing.T) {
 			"\"modified by an inplace operation\"", err)
 	}
 }
+
+// TestOwnsStorage: a fresh tensor owns its memory; while a view shares
+// it, neither does; a full contiguous view owns it once the base is
+// released, a transposed one never; a released tensor owns nothing.
+func TestOwnsStorage(t *testing.T) {
+	x := tensor.Zeros([]int{3, 4})
+	if !x.OwnsStorage() {
+		t.Fatal("a fresh tensor does not own its storage")
+	}
+	v, tr := x.View(12), x.T()
+	if x.OwnsStorage() || v.OwnsStorage() {
+		t.Fatal("a tensor and its view both own one storage")
+	}
+	x.Release()
+	tr.Release()
+	if !v.OwnsStorage() {
+		t.Fatal("the last full contiguous view does not own its storage")
+	}
+	v.Release()
+	if v.OwnsStorage() {
+		t.Fatal("a released tensor owns its storage")
+	}
+	y := tensor.Zeros([]int{2, 3})
+	yt := y.T()
+	y.Release()
+	if yt.OwnsStorage() {
+		t.Fatal("a transposed view owns its storage")
+	}
+}

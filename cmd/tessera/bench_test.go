@@ -22,7 +22,7 @@ func TestBenchBadArguments(t *testing.T) {
 		{[]string{"bench", "-min-time", "soon"}, ` bench: invalid value "soon" for flag -min-time`},
 		{[]string{"bench", "-threads", "0"}, " bench: -threads must be at least 1, got 0"},
 		{[]string{"bench", "-out", ""}, " bench: -out must name a directory"},
-		{[]string{"bench", "-workloads", "gemm,conv9"}, ` bench: -workloads: unknown workload "conv9" (known: gemm, conv2d, mul_add,`},
+		{[]string{"bench", "-workloads", "gemm,conv9"}, ` bench: -workloads: unknown workload "conv9" (known: fma_peak, gemm, conv2d, mul_add,`},
 		{[]string{"bench", "-devices", "cpu,tpu"}, ` bench: -devices: bad device "tpu": want cpu, gpu or gpu:N`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {

@@ -1,0 +1,58 @@
+package bench
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/tessera-ml/tessera/cpu"
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// fmaPeakIters is the FMA loop's iterations per goroutine in one step of
+// fmaPeak: about a millisecond.
+const fmaPeakIters = 1 << 19
+
+// fmaPeak measures the CPU's float32 FMA peak, the widest FMA it has
+// (cpu.FMABits: 512-bit on AVX-512 cores, which on full-width cores such
+// as Zen 5 does twice the work of a 256-bit one) on GOMAXPROCS
+// goroutines, interleaved with the other workloads so that the GEMM's
+// share of it (peakShares) is taken under the same load.
+var fmaPeak = Workload{
+	Name: "fma_peak", Family: "FMA peak", Unit: GFLOPs, CPUOnly: true,
+	Sizes: []Size{peakSize()},
+	Quick: []Size{peakSize()},
+	Doc:   "fma_peak: twelve independent float32 FMAs of the widest kind the CPU has, in a loop on each of GOMAXPROCS goroutines, operands in registers",
+	Work: func(s Size) float64 {
+		return float64(s.Dims[0]) * fmaPeakIters * cpu.FMAPeak(1, 1) // one iteration's flops
+	},
+	Setup: func(_ tensor.Device, s Size) Case {
+		return Case{Step: func() { cpu.FMAPeak(s.Dims[0], fmaPeakIters) }, Release: func() {}}
+	},
+}
+
+// peakSize labels fmaPeak's one size with the FMA width and thread count.
+func peakSize() Size {
+	return Size{Label: fmt.Sprintf("%d-bit × %d", cpu.FMABits(), runtime.GOMAXPROCS(0)), X: 1, Dims: []int{runtime.GOMAXPROCS(0)}}
+}
+
+// peakShares notes, for every CPU GEMM result, its median rate as a share
+// of the FMA peak's median measured in the same rounds.
+func peakShares(results []*Result) []string {
+	var peak *Result
+	for _, r := range results {
+		if r.Workload == fmaPeak.Name && r.Value != nil {
+			peak = r
+		}
+	}
+	if peak == nil || peak.Value.Median <= 0 {
+		return nil
+	}
+	var notes []string
+	for _, r := range results {
+		if r.Workload == gemm.Name && r.Device == "cpu" && r.Value != nil {
+			notes = append(notes, fmt.Sprintf("%s %s %s: %.1f%% of the FMA peak (%s %s, median of the same rounds)",
+				r.Workload, r.Size, r.Impl, 100*r.Value.Median/peak.Value.Median, formatNumber(peak.Value.Median), peak.Unit))
+		}
+	}
+	return notes
+}

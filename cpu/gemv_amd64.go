@@ -1,0 +1,60 @@
+//go:build amd64
+
+package cpu
+
+// dotZ returns Σ x_i·y_i over n ≥ 0 values (AVX-512).
+//
+//go:noescape
+func dotZ(x, y *float32, n int) float32
+
+// axpyZ sets dst_i += a·x_i over n ≥ 0 values (AVX-512).
+//
+//go:noescape
+func axpyZ(dst, x *float32, n int, a float32)
+
+// sgemv computes c = a·b for a product with one column (n = 1) when the
+// AVX-512 kernels are in use, reporting whether it did: a packed B panel
+// would hold one useful column in sixteen. With a row-major each c_i is
+// the dot product of row i with b; with a column-major, c is the sum of
+// a's columns scaled by b's values (axpy). b is copied first when its
+// values are not contiguous. The sums run in a different order than the
+// block kernels', so results may differ from theirs in the last bits.
+func sgemv(m, k int, a, b, c f32Mat) bool {
+	if !sgemmAVX512 || (a.cs != 1 && a.rs != 1) {
+		return false
+	}
+	a.check(m, k)
+	b.check(k, 1)
+	c.check(m, 1)
+	x := b.data[b.off:]
+	if b.rs != 1 {
+		tmp := make([]float32, k)
+		for l := range tmp {
+			tmp[l] = b.data[b.off+l*b.rs]
+		}
+		x = tmp
+	}
+	x = x[:k]
+	if a.cs == 1 {
+		for i := range m {
+			c.data[c.off+i*c.rs] = dotZ(&a.data[a.off+i*a.rs], &x[0], k)
+		}
+		return true
+	}
+	out := c.data[c.off:]
+	if c.rs != 1 {
+		out = make([]float32, m)
+	} else {
+		out = out[:m]
+		clear(out)
+	}
+	for l, v := range x {
+		axpyZ(&out[0], &a.data[a.off+l*a.cs], m, v)
+	}
+	if c.rs != 1 {
+		for i, v := range out {
+			c.data[c.off+i*c.rs] = v
+		}
+	}
+	return true
+}

@@ -1,0 +1,42 @@
+//go:build amd64
+
+package cpu
+
+import xcpu "golang.org/x/sys/cpu"
+
+// fmaLoopY runs n iterations of twelve independent 256-bit float32 FMAs.
+//
+//go:noescape
+func fmaLoopY(n int)
+
+// fmaLoopZ runs n iterations of twelve independent 512-bit float32 FMAs.
+//
+//go:noescape
+func fmaLoopZ(n int)
+
+// FMABits is the width of the widest fused multiply-add this CPU has and
+// the float32 GEMM uses: 512 (AVX-512), 256 (AVX2 and FMA), or 0 (none:
+// FMAPeak runs plain Go).
+func FMABits() int {
+	switch {
+	case cpuAVX512:
+		return 512
+	case xcpu.X86.HasAVX2 && xcpu.X86.HasFMA:
+		return 256
+	}
+	return 0
+}
+
+// fmaLoop runs n iterations of twelve independent FMAs of FMABits' width
+// and returns the float32 flops done.
+func fmaLoop(n int) float64 {
+	switch FMABits() {
+	case 512:
+		fmaLoopZ(n)
+		return float64(n) * 12 * 16 * 2
+	case 256:
+		fmaLoopY(n)
+		return float64(n) * 12 * 8 * 2
+	}
+	return goFMALoop(n)
+}
