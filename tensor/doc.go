@@ -79,13 +79,12 @@
 // written panics with an *Error wrapping a *device.CommandFailedError
 // (device.ErrCommandFailed) and the driver's own error.
 //
-// Fusion. With fusion on (the default; SetFusion(false) or
-// TESSERA_FUSION=0 turns it off), an elementwise op (a row with a WGSL
-// expression: the unary, binary and ternary ops, Where, and Full's
-// constants) returns a pending tensor: an expression over its realized
-// inputs that later elementwise ops inline. On the CPU only results of
-// 16384 elements or more are pending; smaller ones run eagerly, which
-// costs less. A pending tensor is computed, as one GPU dispatch or one
+// Fusion. With fusion on (the default on GPUs; SetFusion(false) or
+// TESSERA_FUSION=0 turns it off, TESSERA_FUSION=1 turns it on for the
+// CPU too, for results of 16384 elements or more), an elementwise op (a
+// row with a WGSL expression: the unary, binary and ternary ops, Where,
+// and Full's constants) returns a pending tensor: an expression over its
+// realized inputs that later elementwise ops inline. A pending tensor is computed, as one GPU dispatch or one
 // CPU pass, when anything else uses its memory (any other op, a read,
 // Realize, an in-place op on it or on one of its inputs), so
 // intermediates of a chain are never allocated; an in-place op with

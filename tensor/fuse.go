@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -25,25 +26,30 @@ import (
 // Decisions depend only on the ops, shapes and dtypes, never on the GPU
 // batch cap, so results are bitwise identical across caps.
 
-// FusionEnv names the environment variable that turns fusion off ("0",
-// "off", "false", "no"); SetFusion overrides it.
+// FusionEnv names the environment variable that sets fusion: "0" or
+// "off" turns it off; "1" or "on" fuses on every device (on the CPU,
+// results of at least 16384 elements); unset, or anything else, fuses on
+// GPUs only, the default. SetFusion overrides it.
 const FusionEnv = "TESSERA_FUSION"
 
 // fusionOn is the switch, on by default.
 var fusionOn atomic.Bool
 
 func init() {
+	fusionOn.Store(true)
+	cpuFuseMin.Store(math.MaxInt64) // GPUs only
 	switch strings.ToLower(strings.TrimSpace(os.Getenv(FusionEnv))) {
 	case "0", "off", "false", "no":
-	default:
-		fusionOn.Store(true)
+		fusionOn.Store(false)
+	case "1", "on", "true", "yes", "all":
+		cpuFuseMin.Store(cpuFuseMinSize)
 	}
 }
 
 // SetFusion turns elementwise fusion on or off for the whole process and
-// returns the previous setting. Tensors already pending stay pending and
-// are realized as usual. The default is on unless TESSERA_FUSION says
-// "0" or "off".
+// returns the previous setting; which devices fuse when it is on is
+// TESSERA_FUSION's choice (GPUs only by default). Tensors already pending
+// stay pending and are realized as usual.
 func SetFusion(on bool) (was bool) { return fusionOn.Swap(on) }
 
 // Realize computes every pending tensor among ts now (fusion defers an
@@ -62,14 +68,16 @@ func Realize(ts ...*Tensor) {
 // Fusion reports whether elementwise fusion is on.
 func Fusion() bool { return fusionOn.Load() }
 
-// cpuFuseMin is the least result size fused on the CPU: below it, one
-// eager kernel per op costs less than building and interpreting an
-// expression (measured on the char-RNN step, whose tensors hold 100 to
-// 1625 elements: 1.4× slower fused). On a GPU every size fuses: the
-// dispatch is the cost.
+// cpuFuseMin is the least result size fused on the CPU; by default
+// none is (math.MaxInt64): measured on this 2-core machine, the chunked
+// CPU pass is not yet faster than eager kernels (a.Mul(b).Add(a) on 16M
+// elements 1.25x slower, the MLP step 1.07x), and below cpuFuseMinSize
+// building an expression costs more than a kernel (the char-RNN step
+// 1.4x slower). TESSERA_FUSION=1 fuses from cpuFuseMinSize on. On a GPU
+// every size fuses: the dispatch is the cost.
 var cpuFuseMin atomic.Int64
 
-func init() { cpuFuseMin.Store(1 << 14) }
+const cpuFuseMinSize = 1 << 14
 
 // fuses reports whether fusion is on for a result of n elements on dev.
 func fuses(dev Device, n int) bool {
