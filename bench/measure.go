@@ -19,12 +19,13 @@ type tesseraCase struct {
 	c          Case
 	mem        *Memory
 	dispatches float64 // per step; 0 on the CPU
+	allocBytes float64 // tensor memory allocated per step
 }
 
 // openTessera sets w up at size s on dev and runs two warm-up steps
 // (pipelines compiled, pools and optimizer state filled), measuring peak
-// memory from before the setup to the end of the warm-up, and on a GPU
-// the dispatches of the second step. The caches are emptied first so that
+// memory from before the setup to the end of the warm-up, the tensor
+// memory the second step allocates and, on a GPU, its dispatches. The caches are emptied first so that
 // one case's pooled blocks do not hide the next one's allocations.
 func openTessera(w *Workload, s Size, dev tensor.Device) (*tesseraCase, error) {
 	var gpu *device.GPU
@@ -52,11 +53,12 @@ func openTessera(w *Workload, s Size, dev tensor.Device) (*tesseraCase, error) {
 		if err := tc.warm(); err != nil {
 			return err
 		}
-		before := dispatches(gpu)
+		before, alloc := dispatches(gpu), tensor.ReadCounters().StorageBytes
 		if err := tc.warm(); err != nil {
 			return err
 		}
 		tc.dispatches = float64(dispatches(gpu) - before)
+		tc.allocBytes = float64(tensor.ReadCounters().StorageBytes - alloc)
 		return nil
 	})
 	tc.mem = peak() // also stops the heap sampler

@@ -57,12 +57,12 @@ var mulAdd = Workload{
 	Sizes: []Size{elements(1 << 20), elements(4 << 20), elements(16 << 20)},
 	Quick: []Size{elements(64 << 10), elements(256 << 10)},
 	Peers: []string{"torch"},
-	Doc:   "mul_add: a.Mul(b).Add(a) into a fresh float32 tensor, 12 bytes per element (read a and b, write the result once)",
+	Doc:   "mul_add: a.Mul(b).Add(a) into a fresh float32 tensor (realized, when fusion defers it), 12 bytes per element (read a and b, write the result once)",
 	Work:  func(s Size) float64 { return 12 * float64(s.Dims[0]) },
 	Setup: func(dev tensor.Device, s Size) Case {
 		n := s.Dims[0]
 		a, b := tensor.Randn([]int{n}, tensor.On(dev)), tensor.Randn([]int{n}, tensor.On(dev))
-		return Case{Step: scoped(func() { a.Mul(b).Add(a) }), Release: released(a, b)}
+		return Case{Step: scoped(func() { tensor.Realize(a.Mul(b).Add(a)) }), Release: released(a, b)}
 	},
 }
 
@@ -113,6 +113,7 @@ var tinyOp = Workload{
 			for range s.Dims[1] {
 				y = y.AddScalar(1)
 			}
+			tensor.Realize(y) // computed even when fusion defers it
 		}), Release: released(x)}
 	},
 }

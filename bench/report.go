@@ -47,16 +47,17 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 	if rep.Quick {
 		mode = "quick"
 	}
-	fmt.Fprintf(w, "Mode: %s, %d rounds, each measurement ≥ %.3g s and ≥ %d steps, waiting for the device after every step\n\n", mode, rep.Rounds, rep.MinTime, rep.MinIters)
-	fmt.Fprintln(w, "| workload | size | impl | device | median | min–max | peak memory | dispatches/step | Tessera/peer (median, min–max) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	fusion := map[bool]string{false: "off", true: "on"}[rep.Fusion]
+	fmt.Fprintf(w, "Mode: %s, %d rounds, each measurement ≥ %.3g s and ≥ %d steps, waiting for the device after every step; elementwise fusion %s\n\n", mode, rep.Rounds, rep.MinTime, rep.MinIters, fusion)
+	fmt.Fprintln(w, "| workload | size | impl | device | median | min–max | peak memory | allocated/step | dispatches/step | Tessera/peer (median, min–max) |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	kinds := map[string]bool{}
 	for _, r := range rep.Results {
 		dev := r.Device
 		if r.DeviceName != "" {
 			dev += " " + r.DeviceName
 		}
-		cells := []string{r.Workload, r.Size, r.Impl, dev, "", "", "", "", ""}
+		cells := []string{r.Workload, r.Size, r.Impl, dev, "", "", "", "", "", ""}
 		switch {
 		case r.Error != "":
 			cells[4] = "failed: " + strings.ReplaceAll(r.Error, "|", "/")
@@ -68,11 +69,14 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 			cells[6] = fmt.Sprintf("%s (%s)", device.FormatBytes(r.Memory.Bytes), memoryTag(r.Memory.Kind))
 			kinds[r.Memory.Kind] = true
 		}
+		if r.AllocBytes != nil {
+			cells[7] = device.FormatBytes(int64(*r.AllocBytes))
+		}
 		if r.Dispatches != nil {
-			cells[7] = fmt.Sprintf("%.0f", *r.Dispatches)
+			cells[8] = fmt.Sprintf("%.0f", *r.Dispatches)
 		}
 		if r.Ratio != nil {
-			cells[8] = fmt.Sprintf("%.2f× (%.2f–%.2f) vs %s", r.Ratio.Median, r.Ratio.Min, r.Ratio.Max, r.Against)
+			cells[9] = fmt.Sprintf("%.2f× (%.2f–%.2f) vs %s", r.Ratio.Median, r.Ratio.Min, r.Ratio.Max, r.Against)
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 	}

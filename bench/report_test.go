@@ -12,7 +12,7 @@ import (
 // reportFixture is a report of GEMM at two sizes on the CPU and a GPU
 // with a torch peer, and one failed case.
 func reportFixture() *Report {
-	dispatches := 1.0
+	dispatches, alloc := 1.0, float64(3<<20)
 	rep := &Report{Rounds: 5, MinTime: 0.25, MinIters: 1, Docs: []string{gemm.Doc}, Notes: []string{"gpu:3 not measured: no such adapter"}}
 	rep.Machine = Machine{CPUModel: "Test CPU", Cores: 2, GOMAXPROCS: 2, OS: "linux", Arch: "amd64", GoVersion: "go1.26", CPUFeatures: []string{"avx2", "fma"}}
 	rep.Machine.Adapters = append(rep.Machine.Adapters, adapterFixture(0, false))
@@ -27,7 +27,7 @@ func reportFixture() *Report {
 		}
 		add(&Result{Impl: "tessera", Device: "cpu", Value: &Spread{Median: base, Min: base - 1, Max: base + 1, N: 5}, Memory: &Memory{Bytes: 3 << 20, Kind: "go-heap-peak"}})
 		add(&Result{Impl: "tessera", Device: "gpu:0", DeviceName: "gpu fixture", Value: &Spread{Median: 10 * base, Min: 9 * base, Max: 11 * base, N: 5},
-			Memory: &Memory{Bytes: 1 << 20, Kind: "gpu-peak"}, Dispatches: &dispatches})
+			Memory: &Memory{Bytes: 1 << 20, Kind: "gpu-peak"}, Dispatches: &dispatches, AllocBytes: &alloc})
 		add(&Result{Impl: "torch", Device: "cuda", DeviceName: "NVIDIA H200", Against: "gpu:0", Value: &Spread{Median: 5 * base, Min: 4 * base, Max: 6 * base, N: 5},
 			Memory: &Memory{Bytes: 2 << 20, Kind: "cuda-peak"}, Ratio: &Spread{Median: 2, Min: 1.5, Max: 2.5, N: 5}})
 	}
@@ -47,8 +47,9 @@ func TestWriteMarkdown(t *testing.T) {
 		"CUDA: NVIDIA H200 (compute 9.0",
 		"Mode: full, 5 rounds",
 		"| gemm | 256 | tessera | cpu | 64.0 GFLOP/s | 63.0–65.0 | 3.00 MiB (heap) |  |  |",
-		"| gemm | 256 | tessera | gpu:0 gpu fixture | 640 GFLOP/s | 576–704 | 1.00 MiB (gpu) | 1 |  |",
-		"| gemm | 512 | torch | cuda NVIDIA H200 | 640 GFLOP/s | 512–768 | 2.00 MiB (cuda) |  | 2.00× (1.50–2.50) vs gpu:0 |",
+		"| gemm | 256 | tessera | gpu:0 gpu fixture | 640 GFLOP/s | 576–704 | 1.00 MiB (gpu) | 3.00 MiB | 1 |  |",
+		"| gemm | 512 | torch | cuda NVIDIA H200 | 640 GFLOP/s | 512–768 | 2.00 MiB (cuda) |  |  | 2.00× (1.50–2.50) vs gpu:0 |",
+		"elementwise fusion off",
 		"| mlp_step | 784-512-512-10, batch 256 | tessera | gpu:0 | failed: out of memory / budget |",
 		"Peak memory (cuda: PyTorch's CUDA allocator",
 		"- gemm: n×n float32 product",

@@ -34,6 +34,7 @@ type Report struct {
 	MinTime  float64   `json:"min_time_seconds"`
 	MinIters int       `json:"min_iters"`
 	Threads  int       `json:"threads"`
+	Fusion   bool      `json:"fusion"` // elementwise fusion on (tensor.SetFusion, TESSERA_FUSION)
 	Results  []*Result `json:"results"`
 	Notes    []string  `json:"notes"` // devices that did not open, peers not run, and why
 	Docs     []string  `json:"docs"`  // how each workload counts its work
@@ -56,6 +57,9 @@ type Result struct {
 	Value      *Spread  `json:"value,omitempty"` // in Unit, over the rounds
 	Memory     *Memory  `json:"memory,omitempty"`
 	Dispatches *float64 `json:"dispatches_per_step,omitempty"` // GPU only
+	// AllocBytes is the tensor memory a step allocates (op results,
+	// intermediates included; fused ones are never allocated), Tessera only.
+	AllocBytes *float64 `json:"alloc_bytes_per_step,omitempty"`
 	// Ratio is, for a peer, Tessera's speed over the peer's in each round
 	// (above 1: Tessera is faster), over the rounds.
 	Ratio *Spread `json:"ratio,omitempty"`
@@ -103,7 +107,7 @@ func Run(cfg Config) (*Report, error) {
 		cfg.MinIters = 1
 	}
 	rep := &Report{Machine: CurrentMachine(), Quick: cfg.Quick, Rounds: cfg.Rounds, MinTime: cfg.MinTime.Seconds(),
-		MinIters: cfg.MinIters, Threads: cfg.Threads}
+		MinIters: cfg.MinIters, Threads: cfg.Threads, Fusion: tensor.Fusion()}
 	devs := cfg.Devices
 	if devs == nil {
 		devs = []tensor.Device{tensor.CPU}
@@ -225,6 +229,7 @@ func measure(sl *slot, round int, cfg Config, peer *peerProc) error {
 		if sl.tc == nil {
 			if sl.tc, err = openTessera(w, size, sl.dev); err == nil {
 				r.Memory = sl.tc.mem
+				r.AllocBytes = &sl.tc.allocBytes
 				if sl.dev.Kind == tensor.KindGPU {
 					r.Dispatches = &sl.tc.dispatches
 				}

@@ -17,10 +17,11 @@ func lay(t *Tensor) cpu.Layout {
 	return cpu.Layout{Shape: t.shape, Strides: t.strides, Offset: t.offset}
 }
 
-// cpuBuf returns t's CPU buffer as a []T. It panics when T is not the
-// element type of t's dtype, a bug in tensor.
+// cpuBuf returns t's CPU buffer as a []T, realizing t first if it is
+// pending. It panics when T is not the element type of t's dtype, a bug
+// in tensor.
 func cpuBuf[T cpu.Elem](t *Tensor) []T {
-	b, ok := t.ref.s.buf.([]T)
+	b, ok := t.ref.s.memory().([]T)
 	if !ok {
 		panic(fmt.Sprintf("tensor: the CPU buffer of a %v tensor is %T, not %T", t.dtype, t.ref.s.buf, b))
 	}
@@ -51,7 +52,6 @@ type (
 		fill(dst *Tensor, v float64)
 		copy(dst, x *Tensor)
 		cast(dst, x *Tensor) // dst has this dtype, x any
-		where(dst, cond, x, y *Tensor)
 		indexSelect(dst, x, index *Tensor, dim int) error
 		gather(dst, x, index *Tensor, dim int) error
 	}
@@ -128,7 +128,7 @@ func (cpuBackend) ternary(op Op, s float64, dst, a, b, c *Tensor) {
 
 func (cpuBackend) where(dst, cond, x, y *Tensor) {
 	defer unpin(pin(dst, cond, x, y))
-	cpuFor("Where", dst.dtype, &elemKernels).where(dst, cond, x, y)
+	cpuFor("Where", dst.dtype, &OpWhere.info().cpu).run([2]float64{}, dst, [3]*Tensor{cond, x, y})
 }
 
 func (cpuBackend) reduce(op Op, dst, x *Tensor) {
@@ -255,10 +255,6 @@ type caster interface{ cast(dst, x *Tensor) }
 type castOf[D, S cpu.Elem] struct{}
 
 func (castOf[D, S]) cast(dst, x *Tensor) { cpu.Cast(cpuBuf[D](dst), lay(dst), cpuBuf[S](x), lay(x)) }
-
-func (elemOf[T]) where(dst, cond, x, y *Tensor) {
-	cpu.Where(cpuBuf[T](dst), lay(dst), cpuBuf[bool](cond), lay(cond), cpuBuf[T](x), lay(x), cpuBuf[T](y), lay(y))
-}
 
 func (elemOf[T]) indexSelect(dst, x, index *Tensor, dim int) error {
 	return cpu.IndexSelect(cpuBuf[T](dst), lay(dst), cpuBuf[T](x), lay(x), dim, flatIndex(index))

@@ -44,7 +44,8 @@ func wlay(t *Tensor) wgsl.Layout {
 	return wgsl.Layout{Shape: t.shape, Strides: t.strides, Offset: t.offset}
 }
 
-func gbuf(t *Tensor) *device.Buffer { return t.ref.s.buf.(*device.Buffer) }
+// gbuf returns t's GPU buffer, realizing t first if it is pending.
+func gbuf(t *Tensor) *device.Buffer { return t.ref.s.memory().(*device.Buffer) }
 
 // check turns an environment failure (out of memory, device lost, a
 // kernel the driver rejects, an operand whose contents a failed GPU batch

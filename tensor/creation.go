@@ -49,6 +49,17 @@ func like(t *Tensor, opts []Option) []Option {
 
 // empty allocates an uninitialised tensor, checking the shape.
 func empty(op string, shape []int, o options) *Tensor {
+	o = checkCreate(op, shape, o)
+	defer allocatedFor(op)
+	t := newTensor(o.dtype, shape, o.device)
+	t.ctx = o.ctx
+	o.ctx.track(t)
+	return t
+}
+
+// checkCreate checks the shape, dtype and device of a tensor op creates
+// and returns o with its context filled in.
+func checkCreate(op string, shape []int, o options) options {
 	shapeNumel(op, shape)
 	checkHoldsDType(op, o.device, o.dtype, "")
 	if err := Available(o.device); err != nil {
@@ -57,10 +68,22 @@ func empty(op string, shape []int, o options) *Tensor {
 	if o.ctx == nil {
 		o.ctx = defaultContext
 	}
-	defer allocatedFor(op)
-	t := newTensor(o.dtype, shape, o.device)
+	return o
+}
+
+// pendingFull is filled's result as a pending constant (fuseConstant),
+// placed as empty places a tensor, or nil.
+func pendingFull(op string, shape []int, v float64, o options) *Tensor {
+	o = checkCreate(op, shape, o)
+	t := fuseConstant(op, shape, v, o.dtype, o.device)
+	if t == nil {
+		return nil
+	}
 	t.ctx = o.ctx
 	o.ctx.track(t)
+	if t.dtype == Int32 {
+		t.ref.s.setIndexRange(int64(int32(v)), int64(int32(v)), true)
+	}
 	return t
 }
 
@@ -88,6 +111,9 @@ func Full(shape []int, v float64, opts ...Option) *Tensor {
 // filled is Full after its checks: v converts to o's dtype as a cast
 // does (a Float32 beyond range becomes ±Inf).
 func filled(op string, shape []int, v float64, o options) *Tensor {
+	if t := pendingFull(op, shape, v, o); t != nil {
+		return t
+	}
 	t := empty(op, shape, o)
 	backendOf(t.Device()).fill(t, v)
 	if t.dtype == Int32 {

@@ -28,6 +28,11 @@ type backend interface {
 	binary(op Op, dst, x, y *Tensor)
 	ternary(op Op, s float64, dst, a, b, c *Tensor)
 	where(dst, cond, x, y *Tensor)
+	// fusable reports whether a fused kernel may bind a storage of n
+	// elements whole; fused computes the pending expression e into the
+	// contiguous dst (fuse.go).
+	fusable(n int) bool
+	fused(dst *Tensor, e *fexpr)
 
 	// reduce reduces x into dst, whose shape is x's with size 1 on the
 	// reduced dims (op is OpSum, OpAmax or OpAmin).

@@ -79,6 +79,22 @@
 // written panics with an *Error wrapping a *device.CommandFailedError
 // (device.ErrCommandFailed) and the driver's own error.
 //
+// Fusion. With fusion on (the default on GPUs; SetFusion(false) or
+// TESSERA_FUSION=0 turns it off, TESSERA_FUSION=1 turns it on for the
+// CPU too, for results of 16384 elements or more), an elementwise op (a
+// row with a WGSL expression: the unary, binary and ternary ops, Where,
+// and Full's constants) returns a pending tensor: an expression over its
+// realized inputs that later elementwise ops inline. A pending tensor is computed, as one GPU dispatch or one
+// CPU pass, when anything else uses its memory (any other op, a read,
+// Realize, an in-place op on it or on one of its inputs), so
+// intermediates of a chain are never allocated; an in-place op with
+// pending operands is one kernel too. Results agree with the eager ones
+// within a few ulp per op (on the CPU they are the same bits: each op
+// runs its own kernel on chunks), fusion decisions never depend on the
+// GPU batch cap, and a pending tensor holds its inputs' memory until it
+// is computed or dropped. ReadCounters reports the memory allocated and
+// the kernels fused, for reports per training step.
+//
 // Dtypes. Float32 is the default. Float64 lives on the CPU only (WGSL
 // has no f64): moving it to a GPU is an ErrDType error, never a silent
 // downcast. Int32 is the integer and index type, because WGSL has no

@@ -17,8 +17,11 @@ func (x *Tensor) unary(op Op, p ...float64) *Tensor {
 		params[0], params[1] = float64(float32(params[0])), float64(float32(params[1]))
 	}
 	ins := []*Tensor{x}
-	out := newResult(dt, x.shape, x.Device(), ins)
-	backendOf(x.Device()).unary(op, params, out, x)
+	out := fuse(op, params, dt, dt, x.shape, x)
+	if out == nil {
+		out = newResult(dt, x.shape, x.Device(), ins)
+		backendOf(x.Device()).unary(op, params, out, x)
+	}
 	return record(out, op, Attrs{Scalars: slices.Clone(p)}, ins...)
 }
 
@@ -200,8 +203,12 @@ func (x *Tensor) binary(op Op, y *Tensor) *Tensor {
 	shape := broadcastShapes(name, []*Tensor{x, y})
 	x, y = x.Cast(dt), y.Cast(dt)
 	ins := []*Tensor{x, y}
-	out := newResult(outDT, shape, x.Device(), ins)
-	backendOf(x.Device()).binary(op, out, x.broadcastView(shape), y.broadcastView(shape))
+	xb, yb := x.broadcastView(shape), y.broadcastView(shape)
+	out := fuse(op, [2]float64{}, dt, outDT, shape, xb, yb)
+	if out == nil {
+		out = newResult(outDT, shape, x.Device(), ins)
+		backendOf(x.Device()).binary(op, out, xb, yb)
+	}
 	return record(out, op, Attrs{}, ins...)
 }
 
@@ -315,8 +322,12 @@ func Where(cond, x, y *Tensor) *Tensor {
 	dt := PromoteTypes(x.dtype, y.dtype)
 	x, y = x.Cast(dt), y.Cast(dt)
 	shape := broadcastShapes("Where", []*Tensor{cond, x, y})
-	out := newTensor(dt, shape, x.Device())
-	backendOf(x.Device()).where(out, cond.broadcastView(shape), x.broadcastView(shape), y.broadcastView(shape))
+	cb, xb, yb := cond.broadcastView(shape), x.broadcastView(shape), y.broadcastView(shape)
+	out := fuse(OpWhere, [2]float64{}, dt, dt, shape, cb, xb, yb)
+	if out == nil {
+		out = newTensor(dt, shape, x.Device())
+		backendOf(x.Device()).where(out, cb, xb, yb)
+	}
 	if dt == Int32 { // indices picked from two known ranges stay in their union
 		if xl, xh, _, ok := x.ref.s.knownIndexRange(); ok {
 			if yl, yh, _, ok := y.ref.s.knownIndexRange(); ok {
@@ -360,8 +371,12 @@ func ternary(op Op, a, b, c *Tensor, value float64) *Tensor {
 	a, b, c = a.Cast(dt), b.Cast(dt), c.Cast(dt)
 	shape := broadcastShapes(name, []*Tensor{a, b, c})
 	ins := []*Tensor{a, b, c}
-	out := newResult(dt, shape, a.Device(), ins)
-	backendOf(a.Device()).ternary(op, value, out, a.broadcastView(shape), b.broadcastView(shape), c.broadcastView(shape))
+	ab, bb, cb := a.broadcastView(shape), b.broadcastView(shape), c.broadcastView(shape)
+	out := fuse(op, [2]float64{value}, dt, dt, shape, ab, bb, cb)
+	if out == nil {
+		out = newResult(dt, shape, a.Device(), ins)
+		backendOf(a.Device()).ternary(op, value, out, ab, bb, cb)
+	}
 	return record(out, op, Attrs{Scalars: []float64{value}}, ins...)
 }
 

@@ -74,6 +74,7 @@ func expectFailed(t *testing.T, what string, err error, tainted bool) {
 // other op take effect, and reading or using the failed outputs panics
 // with a *tensor.Error that says why.
 func TestGPUFailedBatchKeepsOtherWork(t *testing.T) {
+	eagerOnly(t)
 	dev := gpuOrSkip(t)
 	g := gpuRuntime(t, dev)
 	t.Cleanup(func() { g.InjectFaultForTesting(nil) })

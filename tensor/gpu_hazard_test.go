@@ -267,6 +267,7 @@ func TestGPUReadbackMidBatch(t *testing.T) {
 // f(old x). The second half drops x without Release and lets the garbage
 // collector's cleanup free it while f is still unsubmitted.
 func TestGPUUploadIntoReusedBlock(t *testing.T) {
+	eagerOnly(t)
 	dev := gpuOrSkip(t)
 	g := gpuRuntime(t, dev)
 	const n = 4096

@@ -26,6 +26,7 @@ func (t *Tensor) checkInPlace(op string, operands ...*Tensor) []*Tensor {
 				"(an expanded view); call Clone first", t)
 		}
 	}
+	defer t.ref.s.flushReaders() // pending results that read t see it as it is now
 	out := make([]*Tensor, len(operands))
 	for i, y := range operands {
 		y.storage(op)
@@ -64,7 +65,9 @@ func (t *Tensor) binaryInPlace(op Op, y *Tensor) *Tensor {
 	name := op.String() + "InPlace"
 	ys := t.checkInPlace(name, y)
 	t.checkResultType(name, op)
-	backendOf(t.Device()).binary(op, t, t, ys[0])
+	if !fuseInPlace(op, [2]float64{}, t, t, ys[0]) {
+		backendOf(t.Device()).binary(op, t, t, ys[0])
+	}
 	t.bumpVersion()
 	return t
 }
@@ -80,7 +83,9 @@ func (t *Tensor) unaryInPlace(name string, op Op, p0, p1 float64) *Tensor {
 func (t *Tensor) ternaryInPlace(name string, op Op, b, c *Tensor, value float64) *Tensor {
 	ys := t.checkInPlace(name, b, c)
 	t.checkResultType(name, op)
-	backendOf(t.Device()).ternary(op, value, t, t, ys[0], ys[1])
+	if !fuseInPlace(op, [2]float64{value}, t, t, ys[0], ys[1]) {
+		backendOf(t.Device()).ternary(op, value, t, t, ys[0], ys[1])
+	}
 	t.bumpVersion()
 	return t
 }

@@ -206,6 +206,7 @@ func TestScopeReleasesTemporaries(t *testing.T) {
 }
 
 func TestScopeResultMovesToEnclosingScope(t *testing.T) {
+	eagerOnly(t)
 	var inner, result, tmp *tensor.Tensor
 	tensor.Scope(func() {
 		inner = tensor.ScopeResult(func() *tensor.Tensor {
@@ -356,6 +357,7 @@ func TestCleanupReleasesDroppedTensors(t *testing.T) {
 
 // A graph dropped without backward releases what it saved.
 func TestCleanupReleasesDroppedGraph(t *testing.T) {
+	eagerOnly(t)
 	x := tensor.Ones([]int{8}).SetRequiresGrad(true)
 	func() {
 		y := x.Mul(x).Exp() // Mul saves x twice, Exp its output

@@ -216,7 +216,7 @@ var opTable = [numOps]opInfo{
 	OpLogicalAnd: {name: "LogicalAnd", fam: famBinary, promote: promoteLogical, cpu: logical(func(x, y bool) bool { return x && y }), nondiff: true, wgsl: "x && y"},
 	OpLogicalOr:  {name: "LogicalOr", fam: famBinary, promote: promoteLogical, cpu: logical(func(x, y bool) bool { return x || y }), nondiff: true, wgsl: "x || y"},
 
-	OpWhere:   {name: "Where", fam: famOther, saves: []int{0}, wgsl: "select(z, y, x)"}, // inputs: cond, x, y
+	OpWhere:   {name: "Where", fam: famOther, cpu: selects(), saves: []int{0}, wgsl: "select(z, y, x)"}, // inputs: cond, x, y; kernels by x's dtype
 	OpAddcmul: {name: "Addcmul", fam: famTernary, cpu: floats(k3(addcmulOf[float32]), k3(addcmulOf[float64])), saves: []int{1, 2}, wgsl: "x + p0 * y * z"},
 	OpAddcdiv: {name: "Addcdiv", fam: famTernary, cpu: floats(k3(addcdivOf[float32]), k3(addcdivOf[float64])), saves: []int{1, 2}, wgsl: "x + p0 * y / z"},
 	OpCast:    {name: "Cast", fam: famOther},

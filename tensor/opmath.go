@@ -19,6 +19,9 @@ import (
 // built for (dst: the op's output dtype).
 type cpuKernel interface {
 	run(p [2]float64, dst *Tensor, in [3]*Tensor)
+	// chunk returns the kernel on contiguous runs, for fused passes
+	// (fuse_cpu.go).
+	chunk(p [2]float64) chunkFn
 }
 
 // cpuKernels holds an op's CPU kernel for every dtype it computes in,
@@ -327,6 +330,34 @@ func addcdivOf[T cpu.Float](p [2]float64) cpu.Fn3[T] {
 				d[i] = a[i] + v*b[i]/c[i]
 			}
 		},
+	}
+}
+
+// selects returns Where's kernels, by the dtype of the values chosen
+// between (the condition is Bool).
+func selects() cpuKernels {
+	return cpuKernels{Float32: selectOf[float32]{}, Float64: selectOf[float64]{}, Int32: selectOf[int32]{}, Bool: selectOf[bool]{}}
+}
+
+// selectOf is dst = cond ? x : y for values of type T.
+type selectOf[T cpu.Elem] struct{}
+
+func (selectOf[T]) run(_ [2]float64, dst *Tensor, in [3]*Tensor) {
+	c, x, y := in[0], in[1], in[2]
+	cpu.Where(cpuBuf[T](dst), lay(dst), cpuBuf[bool](c), lay(c), cpuBuf[T](x), lay(x), cpuBuf[T](y), lay(y))
+}
+
+func (selectOf[T]) chunk([2]float64) chunkFn {
+	return func(dst any, do int, in *[3]any, io *[3]int, n int) {
+		d, c := dst.([]T)[do:do+n], in[0].([]bool)[io[0]:io[0]+n]
+		x, y := in[1].([]T)[io[1]:io[1]+n], in[2].([]T)[io[2]:io[2]+n]
+		for i := range d {
+			if c[i] {
+				d[i] = x[i]
+			} else {
+				d[i] = y[i]
+			}
+		}
 	}
 }
 

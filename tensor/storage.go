@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -17,6 +18,14 @@ type storage struct {
 	n       int
 	idx     indexRange // the range of int32 values, when known (index_range.go)
 	buf     any        // backend-specific: []float32 ... on the CPU, a GPU buffer handle on the GPU
+
+	// pend, when not nil, is the fused expression whose result the
+	// storage will hold: buf is nil until realize (fuse.go).
+	pend atomic.Pointer[fexpr]
+	// readers are the pending storages whose expressions read this one,
+	// realized before an in-place op writes it.
+	rmu     sync.Mutex
+	readers []*storage
 }
 
 // init allocates n elements on dev into s, a zero storage, through the
@@ -30,6 +39,7 @@ func (s *storage) init(dt DType, n int, dev Device) {
 	s.dtype, s.device, s.n, s.buf = dt, dev, n, buf
 	s.refs.Store(1)
 	liveStorages.Add(1)
+	countAlloc(dt, n)
 }
 
 // An ownedStorage is a new storage and the first reference on it, made
@@ -48,6 +58,12 @@ func newOwnedRef(dt DType, n int, dev Device) *ref {
 	o.s.init(dt, n, dev)
 	o.r.s = &o.s
 	return &o.r
+}
+
+// countAlloc adds an allocation of n elements of dt to the counters.
+func countAlloc(dt DType, n int) {
+	counters.storageBytes.Add(int64(n) * int64(dt.Size()))
+	counters.storages.Add(1)
 }
 
 // liveStorages counts storages whose memory has not gone back to their
@@ -84,6 +100,11 @@ func (s *storage) live() bool { return s.refs.Load() > 0 }
 func (s *storage) release() {
 	switch r := s.refs.Add(-1); {
 	case r == 0:
+		if e := s.pend.Swap(nil); e != nil { // never realized: no memory
+			liveStorages.Add(-1)
+			e.drop(s)
+			return
+		}
 		buf := s.buf
 		s.buf = nil
 		liveStorages.Add(-1)
@@ -152,8 +173,9 @@ func (t *Tensor) guard() {
 // borrow gives t, a view of a kept tensor, a borrowed ref on s.
 func (t *Tensor) borrow(s *storage) { t.ref = &ref{s: s, borrowed: true} }
 
-// pin takes a reference on the storage of each tensor for the duration
-// of a backend call, and unpin drops them; backend methods start with
+// pin realizes pending operands (fuse.go) and takes a reference on the
+// storage of each tensor for the duration of a backend call, and unpin
+// drops them; backend methods start with
 // defer unpin(pin(operands...)). A tensor that another goroutine
 // releases mid-call thus keeps its memory until the call returns, and
 // one already released fails here with ErrReleased rather than handing
@@ -166,7 +188,28 @@ func pin(ts ...*Tensor) []*Tensor {
 			fail("use", ErrReleased, "the tensor's memory was released by another goroutine while an op was using it", t)
 		}
 	}
+	// Realize after retaining: realizing allocates, which may run the
+	// collector, whose cleanups must not release an operand whose only
+	// holder is a view the caller made (a broadcast operand).
+	for _, t := range ts {
+		if t != nil && t.ref.s.pend.Load() != nil {
+			realizePinned(t, ts)
+		}
+	}
 	return ts
+}
+
+// realizePinned realizes t, one of the pinned ts, unpinning them all if
+// that fails.
+func realizePinned(t *Tensor, ts []*Tensor) {
+	ok := false
+	defer func() {
+		if !ok {
+			unpin(ts)
+		}
+	}()
+	t.ref.s.realize()
+	ok = true
 }
 
 func unpin(ts []*Tensor) {

@@ -368,8 +368,11 @@ func (t *Tensor) Contiguous() *Tensor {
 func (t *Tensor) Clone() *Tensor {
 	t.nonNil("Clone", 0)
 	t.storage("Clone")
-	out := newTensor(t.dtype, t.shape, t.Device())
-	backendOf(t.Device()).copy(out, t)
+	out := fuseClone(t)
+	if out == nil {
+		out = newTensor(t.dtype, t.shape, t.Device())
+		backendOf(t.Device()).copy(out, t)
+	}
 	return record(out, OpCopy, Attrs{}, t)
 }
 

@@ -9,7 +9,10 @@
 // too (the tiled matmul's tile configurations, mmTiles), and code that
 // kernels share is one sub-template ({{define}}, used by {{template}}):
 // the row prologues and the workgroup tree reduction of rows.wgsl, the
-// operand tile load of the tiled matmul.
+// operand tile load of the tiled matmul. A fused elementwise expression
+// (Fused: several ops' expressions over up to MaxFusedInputs inputs, one
+// function per op, their scalars in the params) renders through the
+// elementwise template too.
 //
 // A generator takes the operands' layouts (and the device Limits) and
 // returns a Kernel: the WGSL source, the storage bindings it expects, its

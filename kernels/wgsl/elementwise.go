@@ -49,9 +49,18 @@ func Elementwise(expr string, inTypes []string, outType string, a ElementwiseArg
 	if err != nil {
 		return Kernel{}, err
 	}
+	return pl.kernel(a, nil)
+}
+
+// kernel renders the plan's kernel; extra, when not nil, sets params
+// beyond the elementwise ones.
+func (pl *ewPlan) kernel(a ElementwiseArgs, extra func(*Params)) (Kernel, error) {
 	lim := a.Limits.orDefault()
 	pl.WG = lim.wgSize(256)
 	p := pl.params(a)
+	if extra != nil {
+		extra(p)
+	}
 	invocations := pl.n
 	if pl.Mode == "vec4" {
 		invocations = pl.n / 4
@@ -72,7 +81,11 @@ func Elementwise(expr string, inTypes []string, outType string, a ElementwiseArg
 	return k, nil
 }
 
-var ewNames = [3]string{"x", "y", "z"}
+var ewNames = [maxIn]string{"x", "y", "z", "x3", "x4", "x5", "x6"}
+
+// maxIn is the most inputs an elementwise kernel reads: Elementwise's 3,
+// Fused's MaxFusedInputs.
+const maxIn = MaxFusedInputs
 
 // ewPlan is an elementwise kernel's plan: the template data (types, mode,
 // rank) and the coalesced operands, which go to the params.
@@ -86,8 +99,8 @@ type ewPlan struct {
 
 func planElementwise(expr string, inTypes []string, outType string, a ElementwiseArgs) (*ewPlan, error) {
 	nIn := len(a.In)
-	if nIn != len(inTypes) || nIn > 3 {
-		return nil, fmt.Errorf("wgsl: Elementwise: %d inputs with %d types (at most 3)", nIn, len(inTypes))
+	if nIn != len(inTypes) || nIn > maxIn {
+		return nil, fmt.Errorf("wgsl: Elementwise: %d inputs with %d types (at most %d)", nIn, len(inTypes), maxIn)
 	}
 	if len(a.Alias) != 0 && len(a.Alias) != nIn {
 		return nil, fmt.Errorf("wgsl: Elementwise: %d alias flags for %d inputs", len(a.Alias), nIn)
@@ -152,7 +165,7 @@ func planElementwise(expr string, inTypes []string, outType string, a Elementwis
 		contig = s == 1 || s == 0
 	}
 	if !contig {
-		pl.ScalarIn = [3]bool{}
+		pl.ScalarIn = [maxIn]bool{}
 	}
 	if contig {
 		pl.Mode = "vec4"
@@ -183,7 +196,7 @@ func (pl *ewPlan) params(a ElementwiseArgs) *Params {
 			}
 		}
 	}
-	p.SetArray("offs", u32s(po, 4, 0))
+	p.SetArray("offs", u32s(po, 4*vec4s(pl.NIn+1), 0))
 	if pl.Mode == "strided" {
 		p.SetArray("shape", u32s(pl.shape, 4*vec4s(pl.Rank), 1))
 		for k, st := range pl.strides {
@@ -199,22 +212,27 @@ func (pl *ewPlan) params(a ElementwiseArgs) *Params {
 // offsets and scalars go to the params). The text it derives comes from
 // its methods, which run only when the cache misses.
 type ewData struct {
-	Expr          string
+	Expr          string // one op's expression in x, y, z, p0, p1; or
+	Fns           string // a fused expression's op_ and node functions (fused.go)
+	NSc           int    // the fused expression's scalars, in params.sc
 	Mode          string // "strided", "contig" or "vec4"
 	Rank          int    // coalesced dimensions (1 unless strided)
 	WG            int
 	Scalar        string // type of p0 and p1
 	OutSt, OutVal string // output storage and value types
 	NIn           int
-	InSt, InVal   [3]string // input storage and value types
-	Alias         [3]bool   // input k is read through the output binding
-	ScalarIn      [3]bool   // contiguous modes: input k is one broadcast element
+	InSt, InVal   [maxIn]string // input storage and value types
+	Alias         [maxIn]bool   // input k is read through the output binding
+	ScalarIn      [maxIn]bool   // contiguous modes: input k is one broadcast element
 }
 
 // fields are the params: n, p0, p1, offs and, strided, the shape and
 // each operand's strides (out, then inputs).
 func (d ewData) fields() []ParamField {
-	fields := []ParamField{{"n", "u32", 0}, {"p0", d.Scalar, 0}, {"p1", d.Scalar, 0}, {"offs", "array", 1}}
+	fields := []ParamField{{"n", "u32", 0}, {"p0", d.Scalar, 0}, {"p1", d.Scalar, 0}, {"offs", "array", vec4s(d.NIn + 1)}}
+	if d.NSc > 0 {
+		fields = append(fields, ParamField{"sc", "array", vec4s(d.NSc)})
+	}
 	if d.Mode == "strided" {
 		fields = append(fields, ParamField{"shape", "array", vec4s(d.Rank)})
 		for k := range d.NIn + 1 {
@@ -228,7 +246,16 @@ func (d ewData) fields() []ParamField {
 func (d ewData) Struct() string { return NewParams(d.fields()...).Struct() }
 
 // Prelude is the helper functions the expression calls.
-func (d ewData) Prelude() (string, error) { return prelude(d.Expr, d.Scalar) }
+func (d ewData) Prelude() (string, error) { return prelude(d.Expr+d.Fns, d.Scalar) }
+
+// OpFn is op_, the function of the inputs each element stores: the
+// op's expression, or a fused expression's nodes.
+func (d ewData) OpFn() string {
+	if d.Fns != "" {
+		return d.Fns
+	}
+	return "fn op_(" + d.FnParams() + ") -> " + d.OutVal + " {\n\tlet p0 = params.p0;\n\tlet p1 = params.p1;\n\treturn " + d.Expr + ";\n}"
+}
 
 // OutArr is the element type of the output binding's array.
 func (d ewData) OutArr() string {

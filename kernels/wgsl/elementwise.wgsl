@@ -1,6 +1,7 @@
-{{define "elementwise"}}// elementwise: b_out[i] = op_(x, y, z) over n elements ({{.Mode}}).
+{{define "elementwise"}}// elementwise: b_out[i] = op_(x, y, z, ...) over n elements ({{.Mode}}).
 // The op's expression comes from the op table; x, y, z are the inputs
-// (bool inputs as WGSL bool), p0 and p1 its scalar parameters. No loops
+// (bool inputs as WGSL bool), p0 and p1 its scalar parameters. A fused
+// expression's op_ calls one function per op, each an op's expression. No loops
 // but the prelude's: pow_ costs at most 34 trips a call, 4 calls in vec4
 // mode, whatever the shape.
 {{.Struct}}
@@ -10,11 +11,7 @@
 @group(0) @binding({{.Binding}}) var<storage, read> b_{{.Name}}: array<{{.Arr}}>;
 {{- end}}
 {{.Prelude}}
-fn op_({{.FnParams}}) -> {{.OutVal}} {
-	let p0 = params.p0;
-	let p1 = params.p1;
-	return {{.Expr}};
-}
+{{.OpFn}}
 
 @compute @workgroup_size({{.WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {

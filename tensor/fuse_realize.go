@@ -1,0 +1,105 @@
+package tensor
+
+import (
+	"slices"
+
+	"github.com/tessera-ml/tessera/internal/layout"
+)
+
+// newPendingTensor returns a contiguous tensor of e's shape on dev whose
+// storage holds no memory yet, only e; it registers the storage as a
+// reader of e's leaves.
+func newPendingTensor(e *fexpr, dev Device) *Tensor {
+	s := &storage{dtype: e.dtype, device: dev, n: shapeNumel("fuse", e.shape)}
+	s.refs.Store(1)
+	s.pend.Store(e)
+	liveStorages.Add(1)
+	for _, l := range e.leaves {
+		l.ref.s.addReader(s)
+	}
+	t := &Tensor{dtype: e.dtype}
+	t.setLayout(e.shape, layout.ContiguousStrides(e.shape))
+	t.attach(s, false)
+	return t
+}
+
+// realize gives a pending storage its memory and computes it (one fused
+// kernel), then drops the expression; nothing for a realized one. It is
+// safe to call from several goroutines: one computes, the others wait.
+func (s *storage) realize() {
+	e := s.pend.Load()
+	if e == nil || !s.tryRetain() {
+		return
+	}
+	defer s.release()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s.pend.Load() != e {
+		return
+	}
+	buf, err := alloc(s.dtype, s.n, s.device)
+	if err != nil {
+		panic(&Error{Op: e.label(), Err: err, Devices: []Device{s.device}})
+	}
+	countAlloc(s.dtype, s.n)
+	s.buf = buf
+	dst := &Tensor{dtype: s.dtype, ref: &ref{s: s, borrowed: true}}
+	dst.setLayout(e.shape, layout.ContiguousStrides(e.shape))
+	done := false
+	defer func() {
+		if !done { // the kernel failed: leave the storage pending
+			s.buf = nil
+			backendOf(s.device).free(s.dtype, buf)
+		}
+	}()
+	backendOf(s.device).fused(dst, e)
+	done = true
+	counters.fusedKernels.Add(1)
+	counters.fusedOps.Add(int64(len(e.nodes)))
+	s.pend.Store(nil)
+	e.drop(s)
+}
+
+// memory returns the storage's buffer, realizing it first if it is
+// pending.
+func (s *storage) memory() any {
+	if s.pend.Load() != nil {
+		s.realize()
+	}
+	return s.buf
+}
+
+// drop releases e's leaves and unregisters s, e's storage, as their
+// reader.
+func (e *fexpr) drop(s *storage) {
+	for _, l := range e.leaves {
+		l.ref.s.removeReader(s)
+		l.ref.s.release()
+	}
+}
+
+// addReader records that the pending storage r reads s.
+func (s *storage) addReader(r *storage) {
+	s.rmu.Lock()
+	s.readers = append(s.readers, r)
+	s.rmu.Unlock()
+}
+
+func (s *storage) removeReader(r *storage) {
+	s.rmu.Lock()
+	if i := slices.Index(s.readers, r); i >= 0 {
+		s.readers = slices.Delete(s.readers, i, i+1)
+	}
+	s.rmu.Unlock()
+}
+
+// flushReaders realizes every pending storage that reads s, before an
+// in-place op writes s.
+func (s *storage) flushReaders() {
+	s.rmu.Lock()
+	rs := slices.Clone(s.readers)
+	s.rmu.Unlock()
+	for _, r := range rs {
+		r.realize()
+	}
+}
