@@ -134,12 +134,14 @@ def torch_lstm_step(packed):
         y_pad = nn.utils.rnn.pad_sequence(ys)
         mask = (torch.arange(longest, device=dev)[:, None] < torch.tensor(lengths, device=dev)[None, :]).float()
 
+        x_packed = nn.utils.rnn.pack_sequence(xs, enforce_sorted=False)  # built once, as x_pad
+        y_packed = nn.utils.rnn.pack_sequence(ys, enforce_sorted=False).data
+
         def step():
             opt.zero_grad()
             if packed:
-                out, _ = lstm(nn.utils.rnn.pack_sequence(xs, enforce_sorted=False))
-                y = nn.utils.rnn.pack_sequence(ys, enforce_sorted=False).data
-                loss = ((out.data @ w - y) ** 2).sum() / total
+                out, _ = lstm(x_packed)
+                loss = ((out.data @ w - y_packed) ** 2).sum() / total
             else:
                 out, _ = lstm(x_pad)
                 loss = (((out @ w - y_pad) * mask) ** 2).sum() / total
