@@ -56,7 +56,7 @@ var mulAdd = Workload{
 	Name: "mul_add", Family: "Elementwise a·b+a", Unit: GBs,
 	Sizes: []Size{elements(1 << 20), elements(4 << 20), elements(16 << 20)},
 	Quick: []Size{elements(64 << 10), elements(256 << 10)},
-	Peers: []string{"torch"},
+	Peers: []string{"torch", "numpy"},
 	Doc:   "mul_add: a.Mul(b).Add(a) into a fresh float32 tensor (realized, when fusion defers it), 12 bytes per element (read a and b, write the result once)",
 	Work:  func(s Size) float64 { return 12 * float64(s.Dims[0]) },
 	Setup: func(dev tensor.Device, s Size) Case {

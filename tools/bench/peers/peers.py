@@ -60,6 +60,12 @@ def torch_mul_add(dev, n):
     return lambda: a * b + a
 
 
+def numpy_mul_add(dev, n):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(n, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+    return lambda: a * b + a
+
+
 def torch_sum(dev, n):
     a = torch.randn(n, device=dev)
     return lambda: a.sum()
@@ -286,7 +292,7 @@ WORKLOADS = {
         "lstm_padded_step": torch_lstm_step(False), "lstm_ragged_step": torch_lstm_step(True),
         "gpt_padded_step": torch_gpt_padded_step,
     },
-    "numpy": {"minchar_step": numpy_minchar_step},
+    "numpy": {"minchar_step": numpy_minchar_step, "mul_add": numpy_mul_add},
 }
 DEVICES = {"torch": ("cpu", "cuda"), "numpy": ("cpu",)}
 
