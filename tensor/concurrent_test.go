@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/internal/devtest"
@@ -121,15 +122,13 @@ func TestConcurrentInferenceBesideTraining(t *testing.T) {
 			query := tensor.Randn([]int{5, 12}, tensor.On(dev), tensor.In(c), tensor.WithGenerator(tensor.NewGenerator(10))).Keep()
 			var first []float32
 			stop := make(chan struct{})
-			done := make(chan error)
+			done := make(chan error, 1)
+			answered := make(chan struct{}) // closed at the first answer
 			go func() {
 				answers := 0
 				for {
 					select {
 					case <-stop:
-						if answers == 0 {
-							done <- errors.New("the inference loop answered nothing")
-						}
 						done <- nil
 						return
 					default:
@@ -156,9 +155,20 @@ func TestConcurrentInferenceBesideTraining(t *testing.T) {
 						done <- fmt.Errorf("the inference loop's answer changed at element %d", i)
 						return
 					}
-					answers++
+					if answers++; answers == 1 {
+						close(answered)
+					}
 				}
 			}()
+			// Train only once the inference loop is serving, so that the two
+			// overlap however fast a training step is.
+			select {
+			case <-answered:
+			case err := <-done:
+				t.Fatal(err)
+			case <-time.After(time.Minute):
+				t.Fatal("the inference loop answered nothing in a minute")
+			}
 			got := train(t, 3, dev, nil, nil)
 			close(stop)
 			if err := <-done; err != nil {
