@@ -80,43 +80,56 @@ var palette = []color.Color{
 }
 
 // Plot draws the training curve (with the metrics marked WithCurve) and,
-// beside it, the other metrics, against the step, into a PNG file.
+// beside it, each other metric on a panel of its own (their scales
+// differ: an accuracy, an episode count, a ratio), against the step,
+// into a PNG file; the panels fill rows of at most three.
 func (h *History) Plot(path, title string) error {
 	left := plot.New()
 	left.Title.Text = title + ": training " + h.Curve
 	left.X.Label.Text = "step"
 	left.Y.Label.Text = h.Curve
 	left.Legend.Top = true
-	var panels []*plot.Plot
-	panels = append(panels, left)
+	panels := []*plot.Plot{left}
 	if err := addLine(left, "training "+h.Curve, h.smoothed(), palette[0]); err != nil {
 		return err
 	}
-	var right *plot.Plot
 	for i, name := range h.Names {
 		p := left
 		if !h.WithCurve[name] {
-			if right == nil {
-				right = plot.New()
-				right.Title.Text = title + ": evaluation"
-				right.X.Label.Text = "step"
-				right.Legend.Top = true
-				panels = append(panels, right)
-			}
-			p = right
+			p = plot.New()
+			p.Title.Text = title + ": " + name
+			p.X.Label.Text = "step"
+			p.Y.Label.Text = name
+			panels = append(panels, p)
 		}
 		if err := addLine(p, name, h.evalPoints(name), palette[(i+1)%len(palette)]); err != nil {
 			return err
 		}
+		if p != left {
+			p.Legend = plot.NewLegend() // the panel's title names its one line
+		}
 	}
-	const w, ht = 7 * vg.Inch, 4 * vg.Inch
-	img := vgimg.New(w*vg.Length(len(panels)), ht)
-	dc := draw.New(img)
-	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 2,
-		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
-	canvases := plot.Align([][]*plot.Plot{panels}, tiles, dc)
+	cols := min(len(panels), 3)
+	rows := (len(panels) + cols - 1) / cols
+	grid := make([][]*plot.Plot, rows)
 	for i, p := range panels {
-		p.Draw(canvases[0][i])
+		grid[i/cols] = append(grid[i/cols], p)
+	}
+	for len(grid[rows-1]) < cols {
+		grid[rows-1] = append(grid[rows-1], nil) // plot.Align leaves a nil panel's tile empty
+	}
+	const w, ht = 6 * vg.Inch, 4 * vg.Inch
+	img := vgimg.New(w*vg.Length(cols), ht*vg.Length(rows))
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 4}
+	canvases := plot.Align(grid, tiles, dc)
+	for r, row := range grid {
+		for c, p := range row {
+			if p != nil {
+				p.Draw(canvases[r][c])
+			}
+		}
 	}
 	png := vgimg.PngCanvas{Canvas: img}
 	return atomicfile.Write(path, func(w io.Writer) error { _, err := png.WriteTo(w); return err })
