@@ -119,12 +119,21 @@ func (w *SeriesWindows) Gather(f int, idx []int, dst any) {
 // t < delay. It returns a *tensor.Error wrapping ErrArgument unless
 // n ≥ 1, length ≥ 1, symbols ≥ 2 and 0 ≤ delay < length.
 func Delay(n, length, symbols, delay int, seed uint64) (*InMemory, error) {
-	if n < 1 || length < 1 || symbols < 2 || delay < 0 || delay >= length {
-		return nil, argErr("Delay", tensor.ErrArgument, "%d sequences of length %d, %d symbols, delay %d: want n ≥ 1, length ≥ 1, symbols ≥ 2, 0 ≤ delay < length",
-			n, length, symbols, delay)
+	if err := checkDelay("Delay", n, length, symbols, delay); err != nil {
+		return nil, err
 	}
 	in, out := delaySeqs(n, length, symbols, delay, seed)
 	return NewInMemory(Col(in, n, length), Col(out, n, length))
+}
+
+// checkDelay returns op's *tensor.Error unless n ≥ 1, length ≥ 1,
+// symbols ≥ 2 and 0 ≤ delay < length.
+func checkDelay(op string, n, length, symbols, delay int) error {
+	if n < 1 || length < 1 || symbols < 2 || delay < 0 || delay >= length {
+		return argErr(op, tensor.ErrArgument, "%d sequences of length %d, %d symbols, delay %d: want n ≥ 1, length ≥ 1, symbols ≥ 2, 0 ≤ delay < length",
+			n, length, symbols, delay)
+	}
+	return nil
 }
 
 // delaySeqs returns Delay's inputs and targets, [n·length] each.
@@ -153,11 +162,8 @@ func RaggedDelay(n, minLen, maxLen, symbols, delay int, seed uint64) (*InMemory,
 	if minLen < 1 || minLen > maxLen {
 		return nil, argErr("RaggedDelay", tensor.ErrArgument, "lengths %d … %d: want 1 ≤ minLen ≤ maxLen", minLen, maxLen)
 	}
-	if _, err := Delay(1, maxLen, symbols, delay, seed); err != nil { // checks the other arguments
+	if err := checkDelay("RaggedDelay", n, maxLen, symbols, delay); err != nil {
 		return nil, err
-	}
-	if n < 1 {
-		return nil, argErr("RaggedDelay", tensor.ErrArgument, "%d sequences: want n ≥ 1", n)
 	}
 	in, out := delaySeqs(n, maxLen, symbols, delay, seed)
 	r := rand.NewPCG(seed, streamRaggedDelay)
