@@ -228,8 +228,24 @@ func RunPacked(p *PackedSequence, s0 []*tensor.Tensor, step func(x *tensor.Tenso
 	if len(s0) == 0 {
 		fail(op, tensor.ErrArgument, "a recurrent step needs at least one state")
 	}
+	return runPacked(p, p.orders(), s0, step)
+}
+
+// packedOrders are a PackedSequence's SortedIndices and UnsortedIndices
+// as index tensors on its device, uploaded once for every layer of a
+// stack.
+type packedOrders struct{ sorted, unsorted *tensor.Tensor }
+
+func (p *PackedSequence) orders() packedOrders {
+	dev, batch := p.Data.Device(), len(p.SortedIndices)
+	return packedOrders{tensor.FromInts(p.SortedIndices, batch).To(dev), tensor.FromInts(p.UnsortedIndices, batch).To(dev)}
+}
+
+// runPacked is RunPacked with p's orders given and its arguments checked
+// but for the states.
+func runPacked(p *PackedSequence, o packedOrders, s0 []*tensor.Tensor, step func(x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor) (*PackedSequence, []*tensor.Tensor) {
+	const op = "RunPacked"
 	batch := len(p.SortedIndices)
-	order := tensor.FromInts(p.SortedIndices, batch).To(p.Data.Device())
 	s := make([]*tensor.Tensor, len(s0))
 	for i, st := range s0 {
 		if st == nil {
@@ -238,7 +254,7 @@ func RunPacked(p *PackedSequence, s0 []*tensor.Tensor, step func(x *tensor.Tenso
 		if st.Dim() == 0 || st.Size(0) != batch {
 			fail(op, tensor.ErrShape, fmt.Sprintf("state %d must be (%d batch, hidden…)", i, batch), p.Data, st)
 		}
-		s[i] = st.IndexSelect(0, order) // longest first
+		s[i] = st.IndexSelect(0, o.sorted) // longest first
 	}
 	outs := make([]*tensor.Tensor, len(p.BatchSizes))
 	done := make([][]*tensor.Tensor, len(s)) // finished states, shortest last
@@ -258,11 +274,10 @@ func RunPacked(p *PackedSequence, s0 []*tensor.Tensor, step func(x *tensor.Tenso
 		row += n
 	}
 	finals := make([]*tensor.Tensor, len(s))
-	back := tensor.FromInts(p.UnsortedIndices, batch).To(p.Data.Device())
 	for i := range s {
 		parts := append(done[i], s[i])
 		slices.Reverse(parts)
-		finals[i] = tensor.Cat(parts, 0).IndexSelect(0, back)
+		finals[i] = tensor.Cat(parts, 0).IndexSelect(0, o.unsorted)
 	}
 	return p.WithData(tensor.Cat(outs, 0)), finals
 }

@@ -56,9 +56,10 @@ func runPackedStack[C recurrentCell](op string, cells []C, o StackOptions, x *Pa
 		}
 	}
 	finals := make([][]*tensor.Tensor, len(s0))
+	orders := x.orders()
 	for l, c := range cells {
 		s := layerStates(s0, l, batch, hidden, x.Data)
-		out, fin := RunPacked(x.WithData(c.project(x.Data)), s, c.recur)
+		out, fin := runPacked(x.WithData(c.project(x.Data)), orders, s, c.recur)
 		if l < len(cells)-1 {
 			out = out.WithData(Dropout(out.Data, o.Dropout, o.Training, o.Gen))
 		}
