@@ -36,14 +36,21 @@ const FusionEnv = "TESSERA_FUSION"
 var fusionOn atomic.Bool
 
 func init() {
-	fusionOn.Store(true)
-	cpuFuseMin.Store(math.MaxInt64) // GPUs only
-	switch strings.ToLower(strings.TrimSpace(os.Getenv(FusionEnv))) {
+	on, cpuMin := fusionSetting(os.Getenv(FusionEnv))
+	fusionOn.Store(on)
+	cpuFuseMin.Store(cpuMin)
+}
+
+// fusionSetting reads a FusionEnv value: whether fusion is on, and the
+// least result size fused on the CPU (MaxInt64: GPUs only).
+func fusionSetting(v string) (on bool, cpuMin int64) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "0", "off", "false", "no":
-		fusionOn.Store(false)
+		return false, math.MaxInt64
 	case "1", "on", "true", "yes", "all":
-		cpuFuseMin.Store(cpuFuseMinSize)
+		return true, cpuFuseMinSize
 	}
+	return true, math.MaxInt64
 }
 
 // SetFusion turns elementwise fusion on or off for the whole process and
