@@ -54,10 +54,23 @@ func (p *slicePool) get(dt DType, n int) (any, error) {
 	k := poolKey{dt, sizeClass(n)}
 	p.mu.Lock()
 	if l := p.free[k]; len(l) > 0 {
-		buf := l[len(l)-1]
-		p.free[k] = l[:len(l)-1]
+		// Prefer a buffer last handed out at this very length: it goes
+		// back as the interface value it is, where reslicing would
+		// allocate a new one. A loop's shapes recur every step.
+		last := len(l) - 1
+		for i := last; i >= max(0, last-poolExactScan); i-- {
+			if bufLen(l[i]) == n {
+				l[i], l[last] = l[last], l[i]
+				break
+			}
+		}
+		buf := l[last]
+		p.free[k] = l[:last]
 		p.cached -= k.class * dt.Size()
 		p.mu.Unlock()
+		if bufLen(buf) == n {
+			return buf, nil
+		}
 		return reslice(buf, n), nil
 	}
 	p.mu.Unlock()
@@ -114,6 +127,25 @@ func bufInfo(buf any) (DType, int) {
 		return Int32, cap(b)
 	case []bool:
 		return Bool, cap(b)
+	}
+	panic("tensor: unknown CPU buffer")
+}
+
+// poolExactScan is how many buffers below the top of a free list get
+// looks at for one of the exact length asked for.
+const poolExactScan = 8
+
+// bufLen returns the length of a CPU buffer.
+func bufLen(buf any) int {
+	switch b := buf.(type) {
+	case []float32:
+		return len(b)
+	case []float64:
+		return len(b)
+	case []int32:
+		return len(b)
+	case []bool:
+		return len(b)
 	}
 	panic("tensor: unknown CPU buffer")
 }
