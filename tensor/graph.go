@@ -183,6 +183,16 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 
 func (info opInfo) differentiable() bool { return !info.nondiff }
 
+// shapeIfRecorded returns a copy of x's shape for the Attrs of a view
+// out of x alone when record will record it, else nil: a view made
+// under NoGrad (a derivative rule's) need not copy what nothing reads.
+func shapeIfRecorded(out, x *Tensor) []int {
+	if !x.requiresGrad || !out.Context().GradEnabled() {
+		return nil
+	}
+	return slices.Clone(x.shape)
+}
+
 // Source returns the node that computed t, or nil for a leaf.
 func (t *Tensor) Source() *Node {
 	t.nonNil("Source", 0)
