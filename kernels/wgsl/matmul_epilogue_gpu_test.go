@@ -28,7 +28,7 @@ func TestMatMulEpilogueGPU(t *testing.T) {
 	}
 	biasL := wgsl.Layout{Shape: []int{bt, m, n}, Strides: []int{0, 0, 1}}
 	relu := &wgsl.MatMulEpilogue{
-		Nodes: []wgsl.FusedNode{{Expr: "x + y", Args: []int{-2, -1}, Out: wgsl.F32}, {Expr: "max(x, 0.0)", Args: []int{0}, Out: wgsl.F32}},
+		Nodes:   []wgsl.FusedNode{{Expr: "x + y", Args: []int{-2, -1}, Out: wgsl.F32}, {Expr: "max(x, 0.0)", Args: []int{0}, Out: wgsl.F32}},
 		InTypes: []string{wgsl.F32}, In: []wgsl.Layout{biasL},
 	}
 	masked := &wgsl.MatMulEpilogue{
