@@ -22,11 +22,11 @@ type Prologue struct {
 // rdData): its functions, its inputs' storage and value types, its
 // scalars and the rank of its coalesced walk; empty without one.
 type rdPro struct {
-	Fns          string
-	PScalar      string
-	NPro, NSc    int
-	PR           int
-	PSt, PVal    [MaxFusedInputs]string
+	Fns       string
+	PScalar   string
+	NPro, NSc int
+	PR        int
+	PSt, PVal [MaxFusedInputs]string
 }
 
 // proPlan is a prologue ready for a kernel: its template data and its
