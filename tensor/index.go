@@ -70,7 +70,7 @@ func Cat(ts []*Tensor, dim int) *Tensor {
 	be := backendOf(first.Device())
 	at := 0
 	for i, t := range cast {
-		be.copy(rawSlice(out, d, at, at+sizes[i], 1), t)
+		copyInto(be, rawSlice(out, d, at, at+sizes[i], 1), t)
 		at += sizes[i]
 	}
 	return record(out, OpCat, Attrs{Dim: d, Sizes: sizes}, cast...)

@@ -26,7 +26,7 @@ func (t *Tensor) checkInPlace(op string, operands ...*Tensor) []*Tensor {
 				"(an expanded view); call Clone first", t)
 		}
 	}
-	defer t.ref.s.flushReaders() // pending results that read t see it as it is now
+	defer t.ref.s.prepareWrite() // pending results that read t see it as it is now
 	out := make([]*Tensor, len(operands))
 	for i, y := range operands {
 		y.storage(op)

@@ -63,3 +63,51 @@ func swapPending(s *storage, old, e *fexpr) bool {
 	old.drop(s)
 	return true
 }
+
+// prepareWrite makes the pending storages that read s independent of
+// what an in-place op is about to write into it. One reader is realized
+// (flushReaders). Several are given a copy of s instead, one kernel
+// however many read it, and stay pending: the readers are often results
+// nobody reads again (intermediates of a forward pass, still in scope,
+// that read a parameter the optimizer updates), and each would otherwise
+// cost a kernel now.
+func (s *storage) prepareWrite() {
+	s.rmu.Lock()
+	rs := slices.Clone(s.readers)
+	s.rmu.Unlock()
+	if len(rs) < 2 || s.pend.Load() != nil {
+		s.flushReaders()
+		return
+	}
+	snap := &storage{}
+	snap.init(s.dtype, s.n, s.device)
+	defer snap.release() // the readers hold it now, or nothing does
+	be := backendOf(s.device)
+	be.copy(wholeStorage(snap), wholeStorage(s))
+	for _, r := range rs {
+		e := r.pend.Load()
+		if e == nil {
+			continue
+		}
+		e.mu.Lock()
+		if r.pend.Load() == e { // not realized meanwhile
+			for _, l := range e.leaves {
+				if l.ref.s == s {
+					snap.mustRetain("snapshot")
+					l.ref.s = snap
+					s.release()
+					s.removeReader(r)
+					snap.addReader(r)
+				}
+			}
+		}
+		e.mu.Unlock()
+	}
+}
+
+// wholeStorage is a flat view of all of s's elements, borrowing s.
+func wholeStorage(s *storage) *Tensor {
+	t := &Tensor{dtype: s.dtype, ref: &ref{s: s, borrowed: true}}
+	t.setLayout([]int{s.n}, []int{1})
+	return t
+}
