@@ -101,18 +101,19 @@ func (s *storage) removeReader(r *storage) {
 // stay pending, and a result nobody reads again (the forward products of
 // a training step, read by nothing after the optimizer's update) costs
 // nothing. src is then a view of the old values, for the op to read, and
-// done releases it once the op is recorded. Otherwise the readers are
-// realized now (flushReaders), src is t and done does nothing.
+// done releases it once the op is recorded. Otherwise the readers get
+// a copy of s or are realized now (prepareWrite), src is t and done does
+// nothing.
 func (t *Tensor) detachReaders(ys []*Tensor) (src *Tensor, done func()) {
 	s := t.ref.s
-	if !t.coversStorage() || t.Device().Kind == KindCPU || !s.hasPendingReaders() ||
+	if !t.coversStorage() || t.Device().Kind == KindCPU || s.pend.Load() != nil || !s.hasPendingReaders() ||
 		slices.ContainsFunc(ys, func(y *Tensor) bool { return y.ref.s == s }) {
-		s.flushReaders()
+		s.prepareWrite()
 		return t, func() {}
 	}
 	buf, err := alloc(s.dtype, s.n, s.device)
 	if err != nil {
-		s.flushReaders()
+		s.prepareWrite()
 		return t, func() {}
 	}
 	countAlloc(s.dtype, s.n)

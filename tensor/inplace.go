@@ -69,7 +69,7 @@ func (t *Tensor) binaryInPlace(op Op, y *Tensor) *Tensor {
 	t.checkResultType(name, op)
 	src, ys, done := t.checkInPlace(name, y)
 	defer done()
-	if !fuseInPlace(op, [2]float64{}, t, src, ys[0]) {
+	if !extendPending(op, [2]float64{}, t, src, ys[0]) && !fuseInPlace(op, [2]float64{}, t, src, ys[0]) {
 		backendOf(t.Device()).binary(op, t, src, ys[0])
 	}
 	t.bumpVersion()
@@ -81,7 +81,9 @@ func (t *Tensor) unaryInPlace(name string, op Op, p0, p1 float64) *Tensor {
 	t.checkResultType(name, op, p0, p1)
 	src, _, done := t.checkInPlace(name)
 	defer done()
-	backendOf(t.Device()).unary(op, [2]float64{p0, p1}, t, src)
+	if !extendPending(op, [2]float64{p0, p1}, t, src) {
+		backendOf(t.Device()).unary(op, [2]float64{p0, p1}, t, src)
+	}
 	t.bumpVersion()
 	return t
 }
@@ -91,7 +93,7 @@ func (t *Tensor) ternaryInPlace(name string, op Op, b, c *Tensor, value float64)
 	t.checkResultType(name, op)
 	src, ys, done := t.checkInPlace(name, b, c)
 	defer done()
-	if !fuseInPlace(op, [2]float64{value}, t, src, ys[0], ys[1]) {
+	if !extendPending(op, [2]float64{value}, t, src, ys[0], ys[1]) && !fuseInPlace(op, [2]float64{value}, t, src, ys[0], ys[1]) {
 		backendOf(t.Device()).ternary(op, value, t, src, ys[0], ys[1])
 	}
 	t.bumpVersion()
