@@ -115,6 +115,7 @@ type gemmKit[T Float] struct {
 	packB      func(dst []T, b mat[T], kc, nc int)
 	macro      func(mc, nc, kc int, a aPanels[T], bp []T, c mat[T], accum bool)
 	gemv       func(m, k int, a, b, c mat[T]) bool // products with one column, when it takes them; or nil
+	outer      func(m, n int, a, b, c mat[T]) bool // products with K = 1, when it takes them; or nil
 	bufs       *gemmCache[T]
 }
 
@@ -163,14 +164,21 @@ func (c *gemmCache[T]) put(b *gemmBufs[T]) {
 
 // sgemmKit is the float32 GEMM: the AVX-512 kernels where the CPU has them
 // (and sgemmAVX512 is set), else the AVX2 one.
+// The kits are built once: a product of a small model must not pay an
+// allocation for them.
 func sgemmKit() *gemmKit[float32] {
 	if sgemmAVX512 {
-		return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ, direct: gemmDirectA,
-			packA: packA, packB: packB, macro: sgemmMacroZ, gemv: sgemv, bufs: &sgemmBufs}
+		return sgemmKitZ
 	}
-	return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNR, kc: gemmKC, mc: gemmMC,
-		packA: packA, packB: packB, macro: sgemmMacro, bufs: &sgemmBufs}
+	return sgemmKit2
 }
+
+var (
+	sgemmKitZ = &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ, direct: gemmDirectA,
+		packA: packA, packB: packB, macro: sgemmMacroZ, gemv: sgemv, outer: souter, bufs: &sgemmBufs}
+	sgemmKit2 = &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNR, kc: gemmKC, mc: gemmMC,
+		packA: packA, packB: packB, macro: sgemmMacro, bufs: &sgemmBufs}
+)
 
 // dgemmKit is the float64 GEMM, with the AVX-512 kernels (dgemmAsm).
 func dgemmKit() *gemmKit[float64] {
@@ -243,6 +251,9 @@ func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
 		if kit.gemv != nil && kit.gemv(m, k, a, b, c) {
 			return
 		}
+	}
+	if k == 1 && kit.outer != nil && kit.outer(m, n, a, b, c) {
+		return
 	}
 	// The kernels read and write through pointers, and the goroutines
 	// must not panic: bounds first.
