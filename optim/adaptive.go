@@ -38,7 +38,9 @@ func (o *Adagrad) Step() {
 		sum := st.buf(0, p, h.InitialAccumulator)
 		clr := h.LR / (1 + float64(st.step-1)*h.LRDecay)
 		sum.AddcmulInPlace(g, g, 1)
-		std := tmp.add(sum.Sqrt()).AddScalarInPlace(h.Eps)
+		// √sum + eps stays pending with fusion on: the update below is
+		// one kernel, and the step two per parameter.
+		std := tmp.add(tmp.add(sum.Sqrt()).AddScalar(h.Eps))
 		p.AddcdivInPlace(g, std, -clr)
 	})
 }

@@ -23,6 +23,9 @@ type backend interface {
 
 	fill(dst *Tensor, v float64)
 	copy(dst, x *Tensor)
+	// sliceScatter writes src into dst's slice start, start+step, ...
+	// along dim and zeros everywhere else (SliceScatter).
+	sliceScatter(dst, src *Tensor, dim, start, step int)
 	cast(dst, x *Tensor)
 	unary(op Op, p [2]float64, dst, x *Tensor)
 	binary(op Op, dst, x, y *Tensor)

@@ -70,7 +70,7 @@ func Cat(ts []*Tensor, dim int) *Tensor {
 	be := backendOf(first.Device())
 	at := 0
 	for i, t := range cast {
-		be.copy(rawSlice(out, d, at, at+sizes[i], 1), t)
+		copyInto(be, rawSlice(out, d, at, at+sizes[i], 1), t)
 		at += sizes[i]
 	}
 	return record(out, OpCat, Attrs{Dim: d, Sizes: sizes}, cast...)
@@ -287,9 +287,8 @@ func SliceScatter(src *Tensor, shape []int, dim, start, end, step int) *Tensor {
 	if !slices.Equal(want, src.shape) {
 		fail("SliceScatter", ErrShape, fmt.Sprintf("the slice [%d:%d:%d] of dim %d of %v has shape %v", start, end, step, dim, shape, want), src)
 	}
-	out := Zeros(shape, Like(src))
-	backendOf(src.Device()).copy(rawSlice(out, dim, start, end, step), src)
-	out.ref.s.forgetIndexRange() // Zeros recorded [0, 0]; the copy changed that
+	out := newTensor(src.dtype, shape, src.Device())
+	backendOf(src.Device()).sliceScatter(out, src, dim, start, step)
 	return record(out, OpSliceScatter, Attrs{Shape: slices.Clone(shape), Dim: dim, Start: start, End: end, Step: step}, src)
 }
 

@@ -1,7 +1,7 @@
 // Package wgsl generates Tessera's WGSL compute kernels: one template per
 // kernel shape (elementwise, reduce, argreduce, softmax, cumsum, tiled
-// and naive matmul, gather, scatter (add or max), Philox, im2col and col2im,
-// segmented attention with its backward passes), never one file per op.
+// and naive matmul, gather (and SliceScatter), scatter (add or max),
+// Philox, im2col and col2im, segmented attention with its backward passes), never one file per op.
 // An op is data filled into a template: a WGSL expression from the op
 // table in package tensor, an element type, a reduction name. Text goes
 // in, a Kernel comes out; the package imports only the standard library

@@ -47,6 +47,39 @@ func Gather(out, x Layout, dim int, index Layout, lim Limits) (Kernel, error) {
 	return gatherKernel(li, x.Shape[dim], index.Offset, lim)
 }
 
+// SliceScatter returns the kernel of torch.slice_scatter into zeros: out
+// = zeros of out's shape with x written into its slice
+// [start:start+step·len(x):step] along dim, in one dispatch (every
+// element of out is written: x's where the slice covers it, 0 elsewhere).
+// out and x have one shape off dim; x's extent along dim is the slice's
+// length, start ≥ 0 and step ≥ 1. Elements move as u32 bits (any 4-byte
+// type).
+//
+// Bindings: "out" (read_write), "x" (read).
+func SliceScatter(out, x Layout, dim, start, step int, lim Limits) (Kernel, error) {
+	out, x, dim = layout.Promote0D(out, x, dim)
+	if len(out.Shape) != len(x.Shape) || dim < 0 || dim >= len(out.Shape) || start < 0 || step < 1 ||
+		(x.Shape[dim] > 0 && start+(x.Shape[dim]-1)*step >= out.Shape[dim]) {
+		return Kernel{}, fmt.Errorf("wgsl: SliceScatter: out %v, x %v, dim %d, start %d, step %d", out.Shape, x.Shape, dim, start, step)
+	}
+	li, err := planLines("SliceScatter", []Layout{out, x}, dim, offDim, false)
+	if err != nil {
+		return Kernel{}, err
+	}
+	p, d, groups, err := indexPosition(indexData{Slice: true}, li, 0, lim)
+	if err != nil {
+		return Kernel{}, err
+	}
+	p.SetU32("xlen", uint32(x.Shape[dim])).SetU32("xstride", uint32(li.dstep[1])).SetU32("ostride", uint32(li.dstep[0]))
+	p.SetU32("start", uint32(start)).SetU32("step", uint32(step))
+	src, err := render("gather", d)
+	if err != nil {
+		return Kernel{}, err
+	}
+	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups,
+		Bindings: []Binding{{Name: "out"}, {Name: "x", ReadOnly: true}}}, nil
+}
+
 // IndexAdd returns the plan of torch.index_add_ (in place on dst):
 // dst[..., index[i], ...] += src[..., i, ...] along dim, typ f32 or i32.
 // index is a 1-D i32 view; src's shape is dst's with dim's extent
@@ -135,6 +168,7 @@ func spread(index Layout, shape []int, dim int) Layout {
 // (scatter) and the rank of the positions off dim.
 type indexData struct {
 	Scatter           bool
+	Slice             bool // gather: SliceScatter's, positions from start and step, no index
 	Max               bool // scatter: take the maximum instead of adding
 	T                 string
 	WG                int
@@ -143,8 +177,11 @@ type indexData struct {
 }
 
 // vars are the offset variables of the operands: out (or dst), x (or
-// src), index.
+// src), index (none for SliceScatter).
 func (d indexData) vars() []string {
+	if d.Slice {
+		return []string{"ob", "xb"}
+	}
 	if d.Scatter {
 		return []string{"ob", "sb", "ib"}
 	}
@@ -152,7 +189,8 @@ func (d indexData) vars() []string {
 }
 
 // fields are the params: n, nlines, len, the kernel's own (gather: xlen
-// and the strides along dim; scatter: the range of source positions
+// and the strides along dim, then SliceScatter's start and step or the
+// index's stride; scatter: the range of source positions
 // jbeg, jend, the strides along dim and, bounded, kbound), offs, the
 // positions' extents and each operand's strides over them.
 func (d indexData) fields() []ParamField {
@@ -163,6 +201,9 @@ func (d indexData) fields() []ParamField {
 		if d.Bounded {
 			fields = append(fields, ParamField{"kbound", "array", vec4s(d.KR)})
 		}
+	} else if d.Slice {
+		fields = append(fields, ParamField{"xlen", "u32", 0}, ParamField{"xstride", "u32", 0}, ParamField{"ostride", "u32", 0},
+			ParamField{"start", "u32", 0}, ParamField{"step", "u32", 0})
 	} else {
 		fields = append(fields, ParamField{"xlen", "u32", 0}, ParamField{"xstride", "u32", 0}, ParamField{"ostride", "u32", 0}, ParamField{"istride", "u32", 0})
 	}

@@ -14,25 +14,37 @@
 {{- end}}
 
 {{define "gather"}}// gather: one invocation per output element p; with c = p's coordinate
-// along dim and j = index[...] (IndexSelect: index[c]; Gather: the index
-// element at p), out[p] = x[p with coordinate j along dim]. An index
-// outside [0, xlen) reads nothing and writes 0 (the CPU rejects it
-// before running). Elements move as u32 bits, so one kernel serves every
-// 4-byte type. No loops.
+// along dim and j = {{if .Slice}}(c - start) / step when c lies on the slice
+// start, start + step, ... (SliceScatter){{else}}index[...] (IndexSelect: index[c]; Gather: the index
+// element at p){{end}}, out[p] = x[p with coordinate j along dim]. {{if .Slice}}Off the
+// slice, or{{else}}An index{{end}} outside [0, xlen), it reads nothing and writes 0{{if not .Slice}} (the CPU
+// rejects such an index before running){{end}}. Elements move as u32 bits, so one kernel
+// serves every 4-byte type. No loops.
 {{.Struct}}
 @group(1) @binding(0) var<uniform> params: Params;
 @group(0) @binding(0) var<storage, read_write> b_out: array<u32>;
 @group(0) @binding(1) var<storage, read> b_x: array<u32>;
+{{- if not .Slice}}
 @group(0) @binding(2) var<storage, read> b_index: array<i32>;
+{{- end}}
 
 @compute @workgroup_size({{.WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
 {{- template "index_position" .}}
-	let j = b_index[ib + c * params.istride];
 	var v = 0u;
+{{- if .Slice}}
+	if (c >= params.start && (c - params.start) % params.step == 0u) {
+		let j = (c - params.start) / params.step;
+		if (j < params.xlen) {
+			v = b_x[xb + j * params.xstride];
+		}
+	}
+{{- else}}
+	let j = b_index[ib + c * params.istride];
 	if (j >= 0 && u32(j) < params.xlen) {
 		v = b_x[xb + u32(j) * params.xstride];
 	}
+{{- end}}
 	b_out[ob + c * params.ostride] = v;
 }
 {{end}}

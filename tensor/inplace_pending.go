@@ -1,0 +1,113 @@
+package tensor
+
+import (
+	"slices"
+
+	"github.com/tessera-ml/tessera/internal/layout"
+)
+
+// extendPending applies the elementwise op to t in place by extending
+// t's pending expression (fusion), so that the op costs no kernel until
+// t is used: ins are the operands as the in-place op computes them (t
+// first, then the others cast to t's dtype and broadcast to its shape).
+// It reports whether it did; it declines when t is not pending, is not
+// the whole of its pending result (a view with an offset or other
+// strides), the op does not fuse in t's dtype, or the longer expression
+// would exceed the fusion limits (the caller then runs the op as
+// before). nn.ClipGradValue on an accumulated gradient is the case it
+// serves: the clamp joins the pending sum and the optimizer's fused
+// update computes both.
+func extendPending(op Op, p [2]float64, t *Tensor, ins ...*Tensor) bool {
+	s := t.ref.s
+	old := s.pend.Load()
+	if old == nil || !fuses(t.Device(), t.Numel()) || !fusable(op, t.dtype) ||
+		t.offset != 0 || !slices.Equal(t.shape, old.shape) || !layout.IsContiguous(t.shape, t.strides) {
+		return false
+	}
+	for _, x := range ins[1:] {
+		if x.ref.s == s { // reads t through another view: keep it simple
+			return false
+		}
+	}
+	scalar := Bool
+	if t.dtype != Bool {
+		scalar = t.dtype
+	}
+	e := build(op, p, t.dtype, t.dtype, t.shape, scalar, ins, true)
+	if e == nil {
+		return false
+	}
+	// build realized t when it could not inline it (then t has a leaf on
+	// its own storage): the caller's eager op runs on the result.
+	if slices.ContainsFunc(e.leaves, func(l *Tensor) bool { return l.ref.s == s }) || !swapPending(s, old, e) {
+		e.drop(nil)
+		return false
+	}
+	counters.pendingOps.Add(1)
+	return true
+}
+
+// swapPending replaces s's pending expression old by e unless s was
+// realized meanwhile (realize holds old's lock while it computes), and
+// reports whether it did.
+func swapPending(s *storage, old, e *fexpr) bool {
+	old.mu.Lock()
+	defer old.mu.Unlock()
+	if s.pend.Load() != old {
+		return false
+	}
+	for _, l := range e.leaves {
+		l.ref.s.addReader(s)
+	}
+	s.pend.Store(e)
+	old.drop(s)
+	return true
+}
+
+// prepareWrite makes the pending storages that read s independent of
+// what an in-place op is about to write into it. One reader is realized
+// (flushReaders). Several are given a copy of s instead, one kernel
+// however many read it, and stay pending: the readers are often results
+// nobody reads again (intermediates of a forward pass, still in scope,
+// that read a parameter the optimizer updates), and each would otherwise
+// cost a kernel now.
+func (s *storage) prepareWrite() {
+	s.rmu.Lock()
+	rs := slices.Clone(s.readers)
+	s.rmu.Unlock()
+	if len(rs) < 2 || s.pend.Load() != nil {
+		s.flushReaders()
+		return
+	}
+	snap := &storage{}
+	snap.init(s.dtype, s.n, s.device)
+	defer snap.release() // the readers hold it now, or nothing does
+	be := backendOf(s.device)
+	be.copy(wholeStorage(snap), wholeStorage(s))
+	for _, r := range rs {
+		e := r.pend.Load()
+		if e == nil {
+			continue
+		}
+		e.mu.Lock()
+		if r.pend.Load() == e { // not realized meanwhile
+			for _, l := range e.leaves {
+				if l.ref.s == s {
+					snap.mustRetain("snapshot")
+					l.ref.s = snap
+					s.release()
+					s.removeReader(r)
+					snap.addReader(r)
+				}
+			}
+		}
+		e.mu.Unlock()
+	}
+}
+
+// wholeStorage is a flat view of all of s's elements, borrowing s.
+func wholeStorage(s *storage) *Tensor {
+	t := &Tensor{dtype: s.dtype, ref: &ref{s: s, borrowed: true}}
+	t.setLayout([]int{s.n}, []int{1})
+	return t
+}

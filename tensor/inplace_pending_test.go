@@ -1,0 +1,98 @@
+package tensor_test
+
+import (
+	"testing"
+
+	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// TestInPlaceOnPendingExtendsIt checks that in-place ops on a pending
+// result (a gradient being clipped, say) join its expression: no kernel
+// runs until the value is used, every view of the storage sees the new
+// value, and the values match the eager ones, on every device, including
+// a chain too long to extend (which runs the op as before).
+func TestInPlaceOnPendingExtendsIt(t *testing.T) {
+	for _, dev := range fusionDevices(t) {
+		run := func(countKernels bool) [][]float32 {
+			a := tensor.Linspace(-3, 3, 33, tensor.On(dev)).Reshape(3, 11)
+			b := tensor.Linspace(2, -1, 11, tensor.On(dev))
+			g := a.Mul(b).Add(b) // pending with fusion on
+			held := g            // a user's reference, read after the clip
+			before := tensor.ReadCounters()
+			g.ClampInPlace(-0.5, 0.75)
+			g.MulScalarInPlace(2)
+			g.AddcmulInPlace(a, b, 0.25)
+			if k := tensor.ReadCounters().FusedKernels - before.FusedKernels; countKernels && k != 0 {
+				t.Errorf("%v: in-place ops on a pending result ran %d kernels, want none", dev, k)
+			}
+			s := tensor.Zeros([]int{3, 11}, tensor.On(dev))
+			s.AddcmulInPlace(g, g, 1) // one fused kernel computing g inline
+			long := a.AddScalar(1)
+			for range 20 { // past the node limit: extending declines
+				long = long.Tanh().MulScalar(1.5)
+				long.ClampInPlace(-1, 1)
+			}
+			return [][]float32{held.Float32s(), g.Float32s(), s.Float32s(), long.Float32s()}
+		}
+		var ref, got [][]float32
+		withFusion(false, func() { ref = run(false) })
+		withFusion(true, func() { got = run(true) })
+		checkFusedClose(t, dev, approx.Float32(16), got, ref)
+	}
+}
+
+// TestInPlaceWriteKeepsReadersPending checks that pending results reading
+// a tensor written in place see its old value: one reader is realized,
+// several share one copy and stay pending (one kernel for the copy, none
+// for them until read), and their values match the eager ones.
+func TestInPlaceWriteKeepsReadersPending(t *testing.T) {
+	for _, dev := range fusionDevices(t) {
+		run := func(countKernels bool) [][]float32 {
+			p := tensor.Linspace(-1, 1, 65, tensor.On(dev))
+			x := tensor.Linspace(3, -2, 7*65, tensor.On(dev)).Reshape(7, 65)
+			readers := make([]*tensor.Tensor, 5)
+			for i := range readers {
+				readers[i] = x.Narrow(0, i, 1).Add(p).MulScalar(float64(i + 1)) // pending, reads p
+			}
+			before := tensor.ReadCounters()
+			p.AddcmulInPlace(p, x.Narrow(0, 6, 1).Squeeze(0), 0.5)
+			if k := tensor.ReadCounters().FusedKernels - before.FusedKernels; countKernels && k != 0 {
+				t.Errorf("%v: writing p realized %d of its readers, want none (they share a copy)", dev, k)
+			}
+			var out [][]float32
+			for _, r := range readers {
+				out = append(out, r.Float32s())
+			}
+			return append(out, p.Float32s(), tensor.Stack(readers[:3], 0).Float32s())
+		}
+		var ref, got [][]float32
+		withFusion(false, func() { ref = run(false) })
+		withFusion(true, func() { got = run(true) })
+		checkFusedClose(t, dev, approx.Float32(16), got, ref)
+	}
+}
+
+// TestCatComputesPendingPieces checks that Cat writes a pending piece's
+// expression straight into its part of the result (one kernel per piece,
+// the piece itself left pending) and that the piece still reads right.
+func TestCatComputesPendingPieces(t *testing.T) {
+	for _, dev := range fusionDevices(t) {
+		run := func(countKernels bool) [][]float32 {
+			a := tensor.Linspace(-2, 2, 33, tensor.On(dev)).Reshape(3, 11)
+			b := tensor.Linspace(1, 0, 11, tensor.On(dev))
+			pieces := []*tensor.Tensor{a.Narrow(0, 0, 1).Reshape(11).Mul(b).Tanh(), a.Narrow(0, 1, 1).Reshape(11), b.AddScalar(1).Sqrt()}
+			before := tensor.ReadCounters()
+			s := tensor.Cat(pieces, 0)
+			d := tensor.ReadCounters()
+			if k, bytes := d.FusedKernels-before.FusedKernels, d.StorageBytes-before.StorageBytes; countKernels && (k != 2 || bytes != 33*4) {
+				t.Errorf("%v: Cat ran %d fused kernels and allocated %d bytes, want 2 (one per pending piece) and the result's %d", dev, k, bytes, 33*4)
+			}
+			return [][]float32{s.Float32s(), pieces[0].Float32s(), pieces[2].Float32s()}
+		}
+		var ref, got [][]float32
+		withFusion(false, func() { ref = run(false) })
+		withFusion(true, func() { got = run(true) })
+		checkFusedClose(t, dev, approx.Float32(16), got, ref)
+	}
+}
