@@ -88,12 +88,6 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 		}
 	}
 	fmt.Fprintln(w)
-	if lines := rep.derived(); len(lines) > 0 {
-		for _, l := range lines {
-			fmt.Fprintf(w, "- %s\n", l)
-		}
-		fmt.Fprintln(w)
-	}
 	for _, d := range rep.Docs {
 		fmt.Fprintf(w, "- %s\n", d)
 	}

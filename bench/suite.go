@@ -60,9 +60,6 @@ type Result struct {
 	// AllocBytes is the tensor memory a step allocates (op results,
 	// intermediates included; fused ones are never allocated), Tessera only.
 	AllocBytes *float64 `json:"alloc_bytes_per_step,omitempty"`
-	// Flops is the flops of one step's matrix products, for workloads
-	// that count them (Workload.Flops); 0 otherwise.
-	Flops float64 `json:"flops_per_step,omitempty"`
 	// Ratio is, for a peer, Tessera's speed over the peer's in each round
 	// (above 1: Tessera is faster), over the rounds.
 	Ratio *Spread `json:"ratio,omitempty"`
@@ -173,12 +170,8 @@ func plan(rep *Report, cfg Config, devs []tensor.Device, peer *peerProc) []*slot
 	for _, w := range cfg.Workloads {
 		for _, s := range w.sizes(cfg.Quick) {
 			result := func(impl, dev, name string) *Result {
-				r := &Result{Workload: w.Name, Family: w.Family, Size: s.Label, X: s.X, Dims: s.Dims,
+				return &Result{Workload: w.Name, Family: w.Family, Size: s.Label, X: s.X, Dims: s.Dims,
 					Impl: impl, Device: dev, DeviceName: name, Unit: w.Unit.Name, speeds: make([]float64, cfg.Rounds)}
-				if w.Flops != nil {
-					r.Flops = w.Flops(s)
-				}
-				return r
 			}
 			var cpu, gpu *slot
 			for _, d := range devs {

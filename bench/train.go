@@ -29,8 +29,7 @@ var mlpStep = Workload{
 	Peers: []string{"torch"},
 	Doc: "mlp_step: one training step of a ReLU MLP in nn.Linear layout (weight out×in) on a fixed random batch: " +
 		"cross-entropy, backward, SGD (lr 0.01), zero grad, loss read back every step",
-	Work:  oneStep,
-	Flops: func(s Size) float64 { return linearFlops(s.Dims[0], s.Dims[1:]) },
+	Work: oneStep,
 	Setup: func(dev tensor.Device, s Size) Case {
 		batch, widths := s.Dims[0], s.Dims[1:]
 		model := nn.NewMLP(widths, (*tensor.Tensor).ReLU, tensor.On(dev))

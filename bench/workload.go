@@ -62,12 +62,8 @@ type Workload struct {
 	Quick  []Size // --quick
 	Peers  []string
 	Work   func(s Size) float64 // work units per step, in Unit (flops, bytes, ops, steps)
-	// Flops, when set on a workload measured in steps, counts the flops
-	// of one step's matrix products; the report then prints the step's
-	// GFLOP/s beside GEMM's (derived.go).
-	Flops func(s Size) float64
-	Setup func(dev tensor.Device, s Size) Case
-	Doc   string // how Work is counted, printed under the table
+	Setup  func(dev tensor.Device, s Size) Case
+	Doc    string // how Work is counted, printed under the table
 	// CPUOnly workloads measure the processor, not a device: they run
 	// once, on the CPU, whatever devices are benchmarked.
 	CPUOnly bool

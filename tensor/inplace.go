@@ -34,10 +34,12 @@ func (t *Tensor) checkInPlace(op string, operands ...*Tensor) (src *Tensor, ys [
 		if y.Device() != t.Device() {
 			fail(op, ErrDevice, "operands are on different devices", t, y)
 		}
-		if !slices.Equal(broadcastShapes(op, []*Tensor{t, y}), t.shape) {
+		if !broadcastsTo(y.shape, t.shape) {
 			fail(op, ErrShape, "the operand must broadcast to the target's shape", t, y)
 		}
-		y = y.Detach().Cast(t.dtype)
+		if y.dtype != t.dtype { // a cast of its own, recorded by nothing
+			y = y.Detach().Cast(t.dtype)
+		}
 		if y.SharesStorage(t) && (y.offset != t.offset || !slices.Equal(y.strides, t.strides) || !slices.Equal(y.shape, t.shape)) {
 			y = y.Clone()
 		}
@@ -45,6 +47,22 @@ func (t *Tensor) checkInPlace(op string, operands ...*Tensor) (src *Tensor, ys [
 	}
 	src, done = t.detachReaders(out) // pending results that read t see it as it is now
 	return src, out, done
+}
+
+// broadcastsTo reports whether shape broadcasts to target, NumPy
+// style, as broadcastShapes of the two giving target would, without
+// allocating.
+func broadcastsTo(shape, target []int) bool {
+	lead := len(target) - len(shape)
+	if lead < 0 {
+		return false
+	}
+	for i, d := range shape {
+		if d != target[lead+i] && d != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // checkResultType panics with ErrDType for the in-place op name when op
