@@ -114,6 +114,14 @@ func matMulGemm[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout
 	view := func(s []T, l Layout, i int) mat[T] {
 		return mat[T]{data: s, off: l.Offset + i*l.Strides[0], rs: l.Strides[1], cs: l.Strides[2]}
 	}
+	if nb == 1 { // one product, without the closures below (a small model makes thousands a step)
+		parts := 1
+		if m*n*k >= gemmParallelWork {
+			parts = runtime.GOMAXPROCS(0)
+		}
+		gemm(m, n, k, view(a, al, 0), view(bm, bl, 0), view(dst, dl, 0), parts, kit)
+		return
+	}
 	one := func(i, parts int) {
 		gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), parts, kit)
 	}
