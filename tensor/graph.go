@@ -30,10 +30,14 @@ type Attrs struct {
 // chain rule backward. The inputs a derivative rule reads are saved: the
 // Node keeps their memory alive until it is freed, and checks on access
 // that no in-place op changed them since.
+//
+// Attrs points to the op's arguments; ops without any (Add, MatMul,
+// most elementwise ops) share one zero Attrs, which no one may change,
+// so that a node fits a small allocation.
 type Node struct {
 	Op     Op
 	Inputs []*Tensor
-	Attrs  Attrs
+	Attrs  *Attrs
 
 	out      *Tensor
 	versions []uint64 // versions of Inputs (and, last, of out) when recorded
@@ -138,7 +142,12 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 		return out
 	}
 	info := opTable[op]
-	n := &Node{Op: op, Attrs: attrs, out: out}
+	n := &Node{Op: op, Attrs: &noAttrs, out: out}
+	if !attrs.zero() {
+		a := new(Attrs) // a copy, so that attrs itself stays on the caller's stack
+		*a = attrs
+		n.Attrs = a
+	}
 	if len(info.saves) > 0 || info.savesOut || attrs.Index != nil { // else nothing to hold (Add, views)
 		n.saved = &savedRefs{}
 	}
@@ -188,6 +197,17 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 }
 
 func (info opInfo) differentiable() bool { return !info.nondiff }
+
+// noAttrs is the Attrs of every node whose op takes no arguments.
+var noAttrs Attrs
+
+// zero reports whether a holds no argument (every field zero).
+// TestAttrsZeroSeesEveryField keeps it in step with the fields.
+func (a *Attrs) zero() bool {
+	return a.Dims == nil && a.Dim == 0 && !a.KeepDim && a.Shape == nil && a.Start == 0 && a.End == 0 && a.Step == 0 &&
+		a.Scalars == nil && a.DType == 0 && a.Index == nil && a.Sizes == nil && a.Window == (Window2d{}) &&
+		a.Offsets == nil && !a.Causal
+}
 
 // shapeIfRecorded returns a copy of x's shape for the Attrs of a view
 // out of x alone when record will record it, else nil: a view made
