@@ -65,7 +65,7 @@ func (t *Tensor) binaryInPlace(op Op, y *Tensor) *Tensor {
 	name := op.String() + "InPlace"
 	ys := t.checkInPlace(name, y)
 	t.checkResultType(name, op)
-	if !extendPending(op, [2]float64{}, t, t, ys[0]) && !fuseInPlace(op, [2]float64{}, t, t, ys[0]) {
+	if !fuseInPlace(op, [2]float64{}, t, t, ys[0]) {
 		backendOf(t.Device()).binary(op, t, t, ys[0])
 	}
 	t.bumpVersion()
@@ -75,7 +75,7 @@ func (t *Tensor) binaryInPlace(op Op, y *Tensor) *Tensor {
 func (t *Tensor) unaryInPlace(name string, op Op, p0, p1 float64) *Tensor {
 	t.checkInPlace(name)
 	t.checkResultType(name, op, p0, p1)
-	if !extendPending(op, [2]float64{p0, p1}, t, t) {
+	if !extendPending(op, [2]float64{p0, p1}, t) {
 		backendOf(t.Device()).unary(op, [2]float64{p0, p1}, t, t)
 	}
 	t.bumpVersion()
@@ -85,7 +85,7 @@ func (t *Tensor) unaryInPlace(name string, op Op, p0, p1 float64) *Tensor {
 func (t *Tensor) ternaryInPlace(name string, op Op, b, c *Tensor, value float64) *Tensor {
 	ys := t.checkInPlace(name, b, c)
 	t.checkResultType(name, op)
-	if !extendPending(op, [2]float64{value}, t, t, ys[0], ys[1]) && !fuseInPlace(op, [2]float64{value}, t, t, ys[0], ys[1]) {
+	if !fuseInPlace(op, [2]float64{value}, t, t, ys[0], ys[1]) {
 		backendOf(t.Device()).ternary(op, value, t, t, ys[0], ys[1])
 	}
 	t.bumpVersion()
