@@ -3,6 +3,7 @@ package autograd
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/tessera-ml/tessera/tensor"
 )
@@ -75,7 +76,10 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 		fail("GradOutput must have the output's shape, dtype and device", y, g)
 	}
 
-	wanted := map[*tensor.Tensor][]int{}
+	var wanted map[*tensor.Tensor][]int
+	if xs != nil {
+		wanted = map[*tensor.Tensor][]int{}
+	}
 	for i, x := range xs {
 		if !x.RequiresGrad() {
 			fail(fmt.Sprintf("input %d of Grad does not require grad", i), x)
@@ -83,47 +87,46 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 		wanted[x] = append(wanted[x], i)
 	}
 	results := make([]*tensor.Tensor, len(xs))
-	deps, needed := discover(y, wanted, xs != nil)
+	w := getWalk()
+	needed := w.discover(y, wanted, xs != nil)
 
 	// Gradient tensors are shared: a rule may pass g on unchanged (Add),
-	// or hand the same tensor to two inputs. owners counts the pending
-	// entries of grads that hold each one, and kept marks those the
-	// caller or a hook has seen; the engine releases only gradients that
-	// neither holds.
-	owners := make(map[*tensor.Tensor]int, len(deps))
-	kept := map[*tensor.Tensor]bool{}
+	// or hand the same tensor to two inputs. held counts the pending
+	// gradients (slot.grad) that are each one, and marks (heldKept)
+	// those the caller or a hook has seen; the engine releases only
+	// gradients that neither holds.
+	held := w.held
 	if c.gradOutput != nil {
-		kept[g] = true
+		held[g] |= heldKept
 	}
-	var garbage []*tensor.Tensor
 	collect := func() {
 		if !c.createGraph { // the backward graph may still need them
-			for _, t := range garbage {
-				if t != nil && owners[t] == 0 && !kept[t] {
+			for _, t := range w.garbage {
+				if t != nil && held[t] == 0 {
 					t.Release()
 				}
 			}
 		}
-		garbage = garbage[:0]
+		clear(w.garbage)
+		w.garbage = w.garbage[:0]
 	}
 
 	body := func() {
-		grads := make(map[*tensor.Tensor]*tensor.Tensor, len(deps)+1)
-		grads[y] = g
-		owners[g] = 1
-		ready := []*tensor.Tensor{y}
+		w.slots[0].grad = g
+		held[g]++
+		ready := append(w.ready, 0)
 		for len(ready) > 0 {
-			t := ready[len(ready)-1]
+			si := ready[len(ready)-1]
 			ready = ready[:len(ready)-1]
-			gt := grads[t]
-			delete(grads, t)
-			owners[gt]--
+			t, gt := w.slots[si].t, w.slots[si].grad
+			w.slots[si].grad = nil
+			held[gt]--
 			if hooks := t.Hooks(); len(hooks) > 0 {
-				kept[gt] = true // a hook may keep what it is given
+				held[gt] |= heldKept // a hook may keep what it is given
 				for _, h := range hooks {
 					if r := h(gt); r != nil {
 						gt = r
-						kept[gt] = true
+						held[gt] |= heldKept
 					}
 				}
 			}
@@ -131,12 +134,12 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 				for _, i := range is {
 					results[i] = gt
 				}
-				kept[gt] = true
+				held[gt] |= heldKept
 			} else if xs == nil && t.RetainsGrad() {
 				// keeps its own reference; takes gt over when nothing else holds it
-				accumulate(t, gt, c.createGraph, owners[gt] == 0 && !kept[gt])
+				accumulate(t, gt, c.createGraph, held[gt] == 0)
 			}
-			garbage = append(garbage, gt)
+			w.garbage = append(w.garbage, gt)
 			n := t.Source()
 			if n == nil || (needed != nil && !needsAny(needed, n.Inputs)) {
 				collect()
@@ -147,23 +150,25 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 				if in == nil || !in.RequiresGrad() || (needed != nil && !needed[in]) {
 					continue
 				}
+				ii := w.index[in]
+				s := &w.slots[ii]
 				if gi := ins[i]; gi != nil {
 					cg := conform(gi, in)
-					if prev := grads[in]; prev != nil {
+					if prev := s.grad; prev != nil {
 						sum := prev.Add(cg)
-						owners[prev]--
-						garbage = append(garbage, prev, cg)
+						held[prev]--
+						w.garbage = append(w.garbage, prev, cg)
 						cg = sum
 					}
-					grads[in] = cg
-					owners[cg]++
+					s.grad = cg
+					held[cg]++
 				}
-				if deps[in]--; deps[in] == 0 {
-					if grads[in] == nil {
-						grads[in] = tensor.ZerosLike(in)
-						owners[grads[in]]++
+				if s.deps--; s.deps == 0 {
+					if s.grad == nil {
+						s.grad = tensor.ZerosLike(in)
+						held[s.grad]++
 					}
-					ready = append(ready, in)
+					ready = append(ready, ii)
 				}
 			}
 			if !c.retainGraph {
@@ -171,9 +176,10 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 			}
 			// What the rule returned for inputs that take no gradient,
 			// or before summing to an input's shape, is garbage too.
-			garbage = append(garbage, ins...)
+			w.garbage = append(w.garbage, ins...)
 			collect()
 		}
+		w.ready = ready
 	}
 	// The rules compute in y's context (tensor.Context): without
 	// CreateGraph they must not record, with it they must.
@@ -182,29 +188,75 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 	} else {
 		y.Context().NoGrad(body)
 	}
+	putWalk(w) // not on a panic: a walk left half done is the collector's
 	return results
 }
 
-// discover walks the graph behind y depth-first. It returns, for every
-// tensor that requires grad there, the number of edges from its
-// consumers (the dependency counts of the reverse walk), and, when
-// pruning for Grad, which tensors lie on a path to a wanted one. It
-// panics with ErrAutograd, before any gradient is computed, if it meets
-// a node freed by an earlier backward.
-func discover(y *tensor.Tensor, wanted map[*tensor.Tensor][]int, prune bool) (deps map[*tensor.Tensor]int, needed map[*tensor.Tensor]bool) {
-	deps = map[*tensor.Tensor]int{}
+// heldKept marks, in a walk's held counts, a gradient that the caller
+// or a hook has seen: the engine never releases it.
+const heldKept = 1 << 40
+
+// A walk is the bookkeeping of one backward pass: a slot per tensor that
+// requires grad in the graph behind y (the root's first), found by
+// index, and the counts of the gradient tensors held. Walks are reused
+// (getWalk), so that a training step's backward does not grow fresh
+// maps for a graph of the same size as the last.
+type walk struct {
+	index   map[*tensor.Tensor]int // slot of each tensor
+	slots   []slot
+	held    map[*tensor.Tensor]int // pending slots holding each gradient, plus heldKept
+	stack   []frame
+	ready   []int
+	garbage []*tensor.Tensor
+}
+
+// A slot is one tensor of the graph: its consumers not yet passed back
+// (the dependency count of the reverse walk) and its gradient so far.
+type slot struct {
+	t    *tensor.Tensor
+	deps int
+	grad *tensor.Tensor
+}
+
+// A frame is one tensor on discover's depth-first stack.
+type frame struct {
+	slot int
+	next int // the next input to visit
+}
+
+var walks = sync.Pool{New: func() any {
+	return &walk{index: map[*tensor.Tensor]int{}, held: map[*tensor.Tensor]int{}}
+}}
+
+func getWalk() *walk { return walks.Get().(*walk) }
+
+// putWalk forgets w's tensors and hands it back for reuse.
+func putWalk(w *walk) {
+	clear(w.index)
+	clear(w.held)
+	clear(w.slots)
+	clear(w.garbage)
+	w.slots, w.stack, w.ready, w.garbage = w.slots[:0], w.stack[:0], w.ready[:0], w.garbage[:0]
+	walks.Put(w)
+}
+
+// discover walks the graph behind y depth-first. It gives every tensor
+// that requires grad there a slot holding the number of edges from its
+// consumers (the dependency counts of the reverse walk), y's first, and
+// returns, when pruning for Grad, which tensors lie on a path to a
+// wanted one. It panics with ErrAutograd, before any gradient is
+// computed, if it meets a node freed by an earlier backward.
+func (w *walk) discover(y *tensor.Tensor, wanted map[*tensor.Tensor][]int, prune bool) (needed map[*tensor.Tensor]bool) {
 	if prune {
 		needed = map[*tensor.Tensor]bool{}
 	}
-	type frame struct {
-		t    *tensor.Tensor
-		next int // the next input to visit
-	}
-	seen := map[*tensor.Tensor]bool{y: true}
-	stack := []frame{{t: y}}
-	for len(stack) > 0 {
-		f := &stack[len(stack)-1]
-		n := f.t.Source()
+	w.index[y] = 0
+	w.slots = append(w.slots, slot{t: y})
+	w.stack = append(w.stack, frame{slot: 0})
+	for len(w.stack) > 0 {
+		f := &w.stack[len(w.stack)-1]
+		t := w.slots[f.slot].t
+		n := t.Source()
 		if n != nil && f.next == 0 && n.Freed() {
 			// A freed node has forgotten its inputs, so whether the walk
 			// needs it is unknown: refuse, as a second backward.
@@ -214,23 +266,26 @@ func discover(y *tensor.Tensor, wanted map[*tensor.Tensor][]int, prune bool) (de
 			in := n.Inputs[f.next]
 			f.next++
 			if in != nil && in.RequiresGrad() {
-				deps[in]++
-				if !seen[in] {
-					seen[in] = true
-					stack = append(stack, frame{t: in})
+				i, seen := w.index[in]
+				if !seen {
+					i = len(w.slots)
+					w.index[in] = i
+					w.slots = append(w.slots, slot{t: in})
+					w.stack = append(w.stack, frame{slot: i})
 				}
+				w.slots[i].deps++
 			}
 			continue
 		}
-		// All inputs of f.t are done: it is needed if it is wanted or
+		// All inputs of t are done: it is needed if it is wanted or
 		// leads to a wanted tensor.
 		if prune {
-			_, w := wanted[f.t]
-			needed[f.t] = w || (n != nil && needsAny(needed, n.Inputs))
+			_, wt := wanted[t]
+			needed[t] = wt || (n != nil && needsAny(needed, n.Inputs))
 		}
-		stack = stack[:len(stack)-1]
+		w.stack = w.stack[:len(w.stack)-1]
 	}
-	return deps, needed
+	return needed
 }
 
 // needsAny reports whether any of ins is needed.

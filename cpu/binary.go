@@ -18,6 +18,10 @@ type Fn2[S, D Elem] struct {
 // dst's shape (broadcast inputs with stride 0). dst may alias an input
 // whose layout equals dl.
 func Binary[S, D Elem](f Fn2[S, D], dst []D, dl Layout, x []S, xl Layout, y []S, yl Layout) {
+	if serialRun(dl, 0b11, xl, yl) {
+		binarySerial(f, dst[dl.Offset:dl.Offset+dl.NumElements()], x, xl, y, yl)
+		return
+	}
 	it := newIter(dl.Shape, dl, xl, yl)
 	ds, xs, ys := it.step(0), it.step(1), it.step(2)
 	g := f.F
@@ -45,6 +49,43 @@ func Binary[S, D Elem](f Fn2[S, D], dst []D, dl Layout, x []S, xl Layout, y []S,
 	})
 }
 
+// binarySerial is Binary over the contiguous run d, for operands that
+// serialRun admitted: runs as long as d, or single values broadcast.
+func binarySerial[S, D Elem](f Fn2[S, D], d []D, x []S, xl Layout, y []S, yl Layout) {
+	n, g := len(d), f.F
+	xs, ys := scalarOperand(xl), scalarOperand(yl)
+	switch {
+	case xs && ys:
+		v := g(x[xl.Offset], y[yl.Offset])
+		for i := range d {
+			d[i] = v
+		}
+	case xs:
+		a, b := x[xl.Offset], y[yl.Offset:yl.Offset+n]
+		for i := range d {
+			d[i] = g(a, b[i])
+		}
+	case ys:
+		a, b := x[xl.Offset:xl.Offset+n], y[yl.Offset]
+		if f.VecScalar != nil {
+			f.VecScalar(d, a, b)
+			return
+		}
+		for i := range d {
+			d[i] = g(a[i], b)
+		}
+	default:
+		a, b := x[xl.Offset:xl.Offset+n], y[yl.Offset:yl.Offset+n]
+		if f.Vec != nil {
+			f.Vec(d, a, b)
+			return
+		}
+		for i := range d {
+			d[i] = g(a[i], b[i])
+		}
+	}
+}
+
 // Fn3 is a three-input elementwise function on T, as a value: F
 // computes one element and Vec, when not nil, a run where every operand
 // is contiguous, with F's results; VecScalarC, when not nil, a run where
@@ -58,6 +99,9 @@ type Fn3[T Elem] struct {
 // Ternary computes dst = f(a, b, c) elementwise, with the layout rules
 // of Binary.
 func Ternary[T Elem](f Fn3[T], dst []T, dl Layout, a []T, al Layout, b []T, bl Layout, c []T, cl Layout) {
+	if serialRun(dl, 0b111, al, bl, cl) && ternarySerial(f, dst[dl.Offset:dl.Offset+dl.NumElements()], a, al, b, bl, c, cl) {
+		return
+	}
 	it := newIter(dl.Shape, dl, al, bl, cl)
 	ds, as, bs, cs := it.step(0), it.step(1), it.step(2), it.step(3)
 	g := f.F
@@ -76,6 +120,27 @@ func Ternary[T Elem](f Fn3[T], dst []T, dl Layout, a []T, al Layout, b []T, bl L
 			di, ai, bi, ci = di+ds, ai+as, bi+bs, ci+cs
 		}
 	})
+}
+
+// ternarySerial is Ternary over the contiguous run d for operands that
+// serialRun admitted, reporting whether it ran: it takes the layouts
+// of the vector functions (every operand a run, or c one value) and
+// leaves others to the iterator.
+func ternarySerial[T Elem](f Fn3[T], d, a []T, al Layout, b []T, bl Layout, c []T, cl Layout) bool {
+	n := len(d)
+	if scalarOperand(al) || scalarOperand(bl) {
+		return false
+	}
+	av, bv := a[al.Offset:al.Offset+n], b[bl.Offset:bl.Offset+n]
+	switch {
+	case !scalarOperand(cl) && f.Vec != nil:
+		f.Vec(d, av, bv, c[cl.Offset:cl.Offset+n])
+	case scalarOperand(cl) && f.VecScalarC != nil:
+		f.VecScalarC(d, av, bv, c[cl.Offset])
+	default:
+		return false
+	}
+	return true
 }
 
 // Where computes dst = cond ? x : y elementwise.

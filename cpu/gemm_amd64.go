@@ -115,6 +115,7 @@ type gemmKit[T Float] struct {
 	packB      func(dst []T, b mat[T], kc, nc int)
 	macro      func(mc, nc, kc int, a aPanels[T], bp []T, c mat[T], accum bool)
 	gemv       func(m, k int, a, b, c mat[T]) bool // products with one column, when it takes them; or nil
+	outer      func(m, n int, a, b, c mat[T]) bool // products with K = 1, when it takes them; or nil
 	bufs       *gemmCache[T]
 }
 
@@ -163,14 +164,21 @@ func (c *gemmCache[T]) put(b *gemmBufs[T]) {
 
 // sgemmKit is the float32 GEMM: the AVX-512 kernels where the CPU has them
 // (and sgemmAVX512 is set), else the AVX2 one.
+// The kits are built once: a product of a small model must not pay an
+// allocation for them.
 func sgemmKit() *gemmKit[float32] {
 	if sgemmAVX512 {
-		return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ, direct: gemmDirectA,
-			packA: packA, packB: packB, macro: sgemmMacroZ, gemv: sgemv, bufs: &sgemmBufs}
+		return sgemmKitZ
 	}
-	return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNR, kc: gemmKC, mc: gemmMC,
-		packA: packA, packB: packB, macro: sgemmMacro, bufs: &sgemmBufs}
+	return sgemmKit2
 }
+
+var (
+	sgemmKitZ = &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ, direct: gemmDirectA,
+		packA: packA, packB: packB, macro: sgemmMacroZ, gemv: sgemv, outer: souter, bufs: &sgemmBufs}
+	sgemmKit2 = &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNR, kc: gemmKC, mc: gemmMC,
+		packA: packA, packB: packB, macro: sgemmMacro, bufs: &sgemmBufs}
+)
 
 // dgemmKit is the float64 GEMM, with the AVX-512 kernels (dgemmAsm).
 func dgemmKit() *gemmKit[float64] {
@@ -244,6 +252,9 @@ func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
 			return
 		}
 	}
+	if k == 1 && kit.outer != nil && kit.outer(m, n, a, b, c) {
+		return
+	}
 	// The kernels read and write through pointers, and the goroutines
 	// must not panic: bounds first.
 	a.check(m, k)
@@ -256,21 +267,34 @@ func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
 	}
 }
 
-// unitSize returns the size of the blocks that cut n for parts
-// goroutines: a multiple of unit, at most most (give or take the
-// rounding to unit), in as few blocks as that allows when parts is 1, else
-// in a number of blocks that is a multiple of parts and at least
-// gemmUnitsPerWorker a goroutine, so that the goroutines finish together: 2048 rows in blocks of at most 192 for two are 12 blocks of
-// 174 rows or fewer, not 11 of 192, of which one goroutine would compute
-// six while the other waited.
-func unitSize(n, parts, most, unit int) int {
-	units := (n + most - 1) / most
+// A split cuts n into count blocks on multiples of unit, whose sizes
+// differ by one unit at most (the last one possibly short of a unit).
+type split struct{ n, unit, count, units int }
+
+// splitFor returns the blocks that cut n for parts goroutines: of at most
+// most (give or take a unit), in as few blocks as that allows when parts
+// is 1, else in a number of blocks that is a multiple of parts and at
+// least gemmUnitsPerWorker a goroutine, so that the goroutines finish
+// together, and block sizes as even as the unit allows: 256 rows in
+// panels of six for two goroutines are eight blocks of five or six
+// panels, not seven of six and one of a part of one, which left one
+// goroutine 144 rows and the other 112.
+func splitFor(n, parts, most, unit int) split {
+	units := (n + unit - 1) / unit
+	count := (n + most - 1) / most
 	if parts > 1 {
-		units = (max(units, gemmUnitsPerWorker*parts) + parts - 1) / parts * parts
+		count = (max(count, gemmUnitsPerWorker*parts) + parts - 1) / parts * parts
 	}
-	s := (n + units - 1) / units
-	return (s + unit - 1) / unit * unit
+	return split{n: n, unit: unit, count: min(count, units), units: units}
 }
+
+// block returns block u's bounds.
+func (s split) block(u int) (lo, hi int) {
+	return s.units * u / s.count * s.unit, min(s.n, s.units*(u+1)/s.count*s.unit)
+}
+
+// most returns the size of the largest block.
+func (s split) most() int { return (s.units + s.count - 1) / s.count * s.unit }
 
 // gemmRows computes c = a·b sharing B: B is packed whole (all K steps of
 // a block of columns), then each block of rows of C packs its rows of A
@@ -280,8 +304,8 @@ func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 	kcs := steps(k, kit.kc, 1)
 	kb := (k + kcs - 1) / kcs
 	ncs := steps(n, max(kit.nb, min(gemmNC, sharedValues[T]()/k)), kit.nb)
-	mcs := unitSize(m, parts, kit.mc, mr)
-	items := (m + mcs - 1) / mcs
+	rows := splitFor(m, parts, kit.mc, mr)
+	items := rows.count
 	shared := kit.bufs.get()
 	defer kit.bufs.put(shared)
 	for jc := 0; jc < n; jc += ncs {
@@ -302,8 +326,8 @@ func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 			for packed.Load() < int64(packs) {
 				runtime.Gosched()
 			}
-			i0 := (u - packs) * mcs
-			mc := min(mcs, m-i0)
+			i0, i1 := rows.block(u - packs)
+			mc := i1 - i0
 			var ap []T
 			if !kit.inPlace(a) {
 				bufs := kit.bufs.get()
@@ -331,8 +355,8 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 	kcs := steps(k, kit.kc, 1)
 	kb := (k + kcs - 1) / kcs
 	mcs := steps(m, max(mr, sharedValues[T]()/k), mr)
-	ncs := unitSize(n, parts, gemmNC, kit.nb)
-	items := (n + ncs - 1) / ncs
+	cols := splitFor(n, parts, gemmNC, kit.nb)
+	items := cols.count
 	shared := kit.bufs.get()
 	defer kit.bufs.put(shared)
 	direct := kit.inPlace(a)
@@ -358,8 +382,8 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 			for packed.Load() < int64(packs) {
 				runtime.Gosched()
 			}
-			j0 := (u - packs) * ncs
-			nc := min(ncs, n-j0)
+			j0, j1 := cols.block(u - packs)
+			nc := j1 - j0
 			bufs := kit.bufs.get()
 			defer kit.bufs.put(bufs)
 			bp := aligned(&bufs.b, (nc+nr-1)/nr*nr*kcs)

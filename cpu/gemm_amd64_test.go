@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -219,6 +221,40 @@ func TestGemmRun(t *testing.T) {
 	}()
 }
 
+// TestGemmRunHelpers runs products from several goroutines at once, the
+// helpers spinning between them and sleeping at once, and checks that
+// every unit of every product runs once and that none waits forever.
+func TestGemmRunHelpers(t *testing.T) {
+	for _, spin := range []time.Duration{0, gemmSpinFor} {
+		func() {
+			defer gemmSpin.Store(gemmSpin.Load())
+			gemmSpin.Store(int64(spin))
+			var wg sync.WaitGroup
+			for g := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 50 {
+						total := 1 + (g*7+i)%40
+						counts := make([]atomic.Int32, total)
+						gemmRun(2+g%2, total, func(u int) { counts[u].Add(1) })
+						for u := range counts {
+							if c := counts[u].Load(); c != 1 {
+								t.Errorf("spin %v, goroutine %d, product %d: unit %d ran %d times", spin, g, i, u, c)
+								return
+							}
+						}
+						if i%10 == 0 {
+							time.Sleep(time.Duration(i) * time.Microsecond) // let the helpers go to sleep
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		}()
+	}
+}
+
 // TestSgemmMatchesGonum runs MatMul on float32 through the assembly GEMM
 // and through gonum and compares the two.
 func TestSgemmMatchesGonum(t *testing.T) {
@@ -325,19 +361,36 @@ func TestSgemmBounds(t *testing.T) {
 	sgemm(12, 32, 8, a, b, c, 1)
 }
 
-// TestUnitSize checks that the blocks cut n evenly for the goroutines:
-// a multiple of unit, covering n in a number of blocks that is a
-// multiple of parts (the last one possibly short), none past most.
-func TestUnitSize(t *testing.T) {
-	for _, c := range [][4]int{{2048, 2, 192, 6}, {1024, 2, 192, 6}, {1000, 3, 192, 6}, {100, 2, 192, 6}, {4096, 2, 4096, 64}, {700, 1, 192, 6}} {
+// TestSplitFor checks that the blocks cut n evenly for the goroutines:
+// on multiples of unit, covering n without gaps in a number of blocks
+// that is a multiple of parts, none more than a unit larger than another
+// nor past most, give or take a unit.
+func TestSplitFor(t *testing.T) {
+	for _, c := range [][4]int{{2048, 2, 192, 6}, {1024, 2, 192, 6}, {256, 2, 192, 6}, {1000, 3, 192, 6}, {100, 2, 192, 6},
+		{4096, 2, 4096, 64}, {784, 2, 4096, 64}, {700, 1, 192, 6}, {5, 2, 192, 6}} {
 		n, parts, most, unit := c[0], c[1], c[2], c[3]
-		s := unitSize(n, parts, most, unit)
-		blocks := (n + s - 1) / s
-		if s%unit != 0 || s > most+unit || (parts > 1 && n >= parts*unit*gemmUnitsPerWorker && blocks%parts != 0) {
-			t.Errorf("unitSize(%d, %d, %d, %d) = %d: %d blocks", n, parts, most, unit, s, blocks)
+		s := splitFor(n, parts, most, unit)
+		units := (n + unit - 1) / unit
+		if parts > 1 && units >= parts*gemmUnitsPerWorker && s.count%parts != 0 {
+			t.Errorf("splitFor(%d, %d, %d, %d): %d blocks", n, parts, most, unit, s.count)
+		}
+		end, small, large := 0, n, 0
+		for u := range s.count {
+			lo, hi := s.block(u)
+			if lo != end || lo%unit != 0 || hi <= lo {
+				t.Fatalf("splitFor(%d, %d, %d, %d): block %d is [%d, %d) after %d", n, parts, most, unit, u, lo, hi, end)
+			}
+			end = hi
+			if hi < n {
+				small = min(small, hi-lo)
+			}
+			large = max(large, hi-lo)
+		}
+		if end != n || (small < n && large-small > unit) || large > s.most() || s.most() > most+unit {
+			t.Errorf("splitFor(%d, %d, %d, %d): blocks of %d to %d (most %d) up to %d", n, parts, most, unit, small, large, s.most(), end)
 		}
 	}
-	if s := unitSize(2048, 2, 192, 6); s != 174 {
-		t.Errorf("unitSize(2048, 2, 192, 6) = %d, want 174 (12 blocks)", s)
+	if s := splitFor(256, 2, 192, 6); s.count != 8 || s.most() != 36 {
+		t.Errorf("splitFor(256, 2, 192, 6) = %d blocks of up to %d rows, want 8 of up to 36", s.count, s.most())
 	}
 }

@@ -58,3 +58,24 @@ func sgemv(m, k int, a, b, c f32Mat) bool {
 	}
 	return true
 }
+
+// souter computes c = a·b for a product with K = 1, an outer product,
+// when the AVX-512 kernels are in use and c and b are row-major,
+// reporting whether it did: row i of c is b's row scaled by a_i, where
+// the packed kernels would pack both operands for one step of K. Each
+// value is the product a_i·b_j rounded once, as theirs (a zero product
+// may differ from theirs in its sign).
+func souter(m, n int, a, b, c f32Mat) bool {
+	if !sgemmAVX512 || c.cs != 1 || b.cs != 1 {
+		return false
+	}
+	a.check(m, 1)
+	b.check(1, n)
+	c.check(m, n)
+	x := b.data[b.off : b.off+n]
+	for i := range m {
+		row := c.data[c.off+i*c.rs:][:n]
+		mulScalarZ(&row[0], &x[0], n, a.data[a.off+i*a.rs])
+	}
+	return true
+}

@@ -202,3 +202,37 @@ func (it *iter) runElems(lo, hi int, row func(offs []int, n int), scratch []int)
 		}
 	}
 }
+
+// serialRun reports whether an elementwise kernel over dl may skip the
+// iterator and run as one serial loop: dl and every operand of ls
+// address the same row-major run without gaps (an operand of broadcast
+// marks may instead be one element broadcast everywhere, all its
+// strides 0), and the run is too short to split across goroutines. Most
+// ops of a small model take this path, which allocates nothing.
+func serialRun(dl Layout, broadcast uint, ls ...Layout) bool {
+	n := dl.NumElements()
+	if n == 0 || numWorkers(n) > 1 || !dl.IsContiguous() {
+		return false
+	}
+	for k, l := range ls {
+		if !l.IsContiguous() && (broadcast&(1<<k) == 0 || !allZero(l)) {
+			return false
+		}
+	}
+	return true
+}
+
+// allZero reports whether l is one element broadcast: stride 0 on every
+// dimension of size above 1.
+func allZero(l Layout) bool {
+	for d, s := range l.Strides {
+		if s != 0 && l.Shape[d] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// scalarOperand reports whether l, an operand that serialRun admitted
+// as broadcast, is one element seen many times rather than a run.
+func scalarOperand(l Layout) bool { return allZero(l) && l.NumElements() > 1 }

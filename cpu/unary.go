@@ -15,6 +15,19 @@ type Fn1[S, D Elem] struct {
 // layouts are equal. Runs where both operands are contiguous go to f.Vec
 // when it is set.
 func Unary[S, D Elem](f Fn1[S, D], dst []D, dl Layout, x []S, xl Layout) {
+	if serialRun(dl, 0, xl) {
+		n := dl.NumElements()
+		d, s := dst[dl.Offset:dl.Offset+n], x[xl.Offset:xl.Offset+n]
+		if f.Vec != nil {
+			f.Vec(d, s)
+			return
+		}
+		g := f.F
+		for i := range d {
+			d[i] = g(s[i])
+		}
+		return
+	}
 	it := newIter(dl.Shape, dl, xl)
 	ds, xs := it.step(0), it.step(1)
 	g := f.F
@@ -39,6 +52,11 @@ func Unary[S, D Elem](f Fn1[S, D], dst []D, dl Layout, x []S, xl Layout) {
 // Copy copies x into dst elementwise (a strided copy; both layouts have
 // the same shape). It is how views become contiguous.
 func Copy[T Elem](dst []T, dl Layout, x []T, xl Layout) {
+	if serialRun(dl, 0, xl) {
+		n := dl.NumElements()
+		copy(dst[dl.Offset:dl.Offset+n], x[xl.Offset:xl.Offset+n])
+		return
+	}
 	it := newIter(dl.Shape, dl, xl)
 	ds, xs := it.step(0), it.step(1)
 	it.runParallel(func(o []int, n int) {
@@ -54,6 +72,13 @@ func Copy[T Elem](dst []T, dl Layout, x []T, xl Layout) {
 
 // Fill sets every element of the view dl of dst to v.
 func Fill[T Elem](dst []T, dl Layout, v T) {
+	if serialRun(dl, 0) {
+		d := dst[dl.Offset : dl.Offset+dl.NumElements()]
+		for i := range d {
+			d[i] = v
+		}
+		return
+	}
 	it := newIter(dl.Shape, dl)
 	ds := it.step(0)
 	it.runParallel(func(o []int, n int) {

@@ -1,15 +1,38 @@
 package cpu
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // Vector functions: the fast paths an op table names for contiguous runs
 // (Fn1.Vec, Fn2.Vec, Fn2.VecScalar). Each writes dst[i] for i in
 // [0, len(dst)) from inputs at least that long; dst may be an input.
-// Plain loops that the compiler keeps in registers, or assembly.
+// Plain loops that the compiler keeps in registers, or, for float32 on a
+// CPU with AVX-512, the loops of vec_amd64.s (vecZ), which give the same
+// results bit for bit.
+
+// zRun reports whether a float32 run of n values goes to the vector
+// loops: T is float32, the CPU has them, and n > 0.
+func zRun[T Number](n int) bool {
+	_, f32 := any(*new(T)).(float32)
+	return f32 && vecZ && n > 0
+}
+
+// p32 returns the address of s[0] as a *float32 (s is a non-empty
+// []float32 seen as []T).
+func p32[T Number](s []T) *float32 { return (*float32)(unsafe.Pointer(unsafe.SliceData(s))) }
+
+// f32 returns v, a float32 seen as a T, as a float32.
+func f32[T Number](v T) float32 { return *(*float32)(unsafe.Pointer(&v)) }
 
 // AddVec sets dst = x + y.
 func AddVec[T Number](dst, x, y []T) {
 	x, y = x[:len(dst)], y[:len(dst)]
+	if zRun[T](len(dst)) {
+		addZ(p32(dst), p32(x), p32(y), len(dst))
+		return
+	}
 	for i := range dst {
 		dst[i] = x[i] + y[i]
 	}
@@ -18,6 +41,10 @@ func AddVec[T Number](dst, x, y []T) {
 // SubVec sets dst = x - y.
 func SubVec[T Number](dst, x, y []T) {
 	x, y = x[:len(dst)], y[:len(dst)]
+	if zRun[T](len(dst)) {
+		subZ(p32(dst), p32(x), p32(y), len(dst))
+		return
+	}
 	for i := range dst {
 		dst[i] = x[i] - y[i]
 	}
@@ -26,6 +53,10 @@ func SubVec[T Number](dst, x, y []T) {
 // MulVec sets dst = x · y.
 func MulVec[T Number](dst, x, y []T) {
 	x, y = x[:len(dst)], y[:len(dst)]
+	if zRun[T](len(dst)) {
+		mulZ(p32(dst), p32(x), p32(y), len(dst))
+		return
+	}
 	for i := range dst {
 		dst[i] = x[i] * y[i]
 	}
@@ -34,6 +65,10 @@ func MulVec[T Number](dst, x, y []T) {
 // DivVec sets dst = x / y.
 func DivVec[T Number](dst, x, y []T) {
 	x, y = x[:len(dst)], y[:len(dst)]
+	if zRun[T](len(dst)) {
+		divZ(p32(dst), p32(x), p32(y), len(dst))
+		return
+	}
 	for i := range dst {
 		dst[i] = x[i] / y[i]
 	}
@@ -42,6 +77,10 @@ func DivVec[T Number](dst, x, y []T) {
 // AddVecScalar sets dst = x + y for one y.
 func AddVecScalar[T Number](dst, x []T, y T) {
 	x = x[:len(dst)]
+	if zRun[T](len(dst)) {
+		addScalarZ(p32(dst), p32(x), len(dst), f32(y))
+		return
+	}
 	for i := range dst {
 		dst[i] = x[i] + y
 	}
@@ -50,6 +89,10 @@ func AddVecScalar[T Number](dst, x []T, y T) {
 // MulVecScalar sets dst = x · y for one y.
 func MulVecScalar[T Number](dst, x []T, y T) {
 	x = x[:len(dst)]
+	if zRun[T](len(dst)) {
+		mulScalarZ(p32(dst), p32(x), len(dst), f32(y))
+		return
+	}
 	for i := range dst {
 		dst[i] = x[i] * y
 	}
@@ -74,5 +117,42 @@ func ExpVecF32(dst, x []float32) {
 	}
 	for i, v := range x {
 		dst[i] = float32(math.Exp(float64(v)))
+	}
+}
+
+// SqrtVec sets dst = √x, correctly rounded (as float32(math.Sqrt(float64(x)))
+// for float32).
+func SqrtVec[T Float](dst, x []T) {
+	x = x[:len(dst)]
+	if zRun[T](len(dst)) {
+		sqrtZ(p32(dst), p32(x), len(dst))
+		return
+	}
+	for i, v := range x {
+		dst[i] = T(math.Sqrt(float64(v)))
+	}
+}
+
+// AddcmulVec sets dst = a + v·b·c.
+func AddcmulVec[T Float](dst, a, b, c []T, v T) {
+	a, b, c = a[:len(dst)], b[:len(dst)], c[:len(dst)]
+	if zRun[T](len(dst)) {
+		addcmulZ(p32(dst), p32(a), p32(b), p32(c), len(dst), f32(v))
+		return
+	}
+	for i := range dst {
+		dst[i] = a[i] + v*b[i]*c[i]
+	}
+}
+
+// AddcdivVec sets dst = a + v·b/c.
+func AddcdivVec[T Float](dst, a, b, c []T, v T) {
+	a, b, c = a[:len(dst)], b[:len(dst)], c[:len(dst)]
+	if zRun[T](len(dst)) {
+		addcdivZ(p32(dst), p32(a), p32(b), p32(c), len(dst), f32(v))
+		return
+	}
+	for i := range dst {
+		dst[i] = a[i] + v*b[i]/c[i]
 	}
 }

@@ -304,13 +304,8 @@ func logical(f func(x, y bool) bool) cpuKernels {
 func addcmulOf[T cpu.Float](p [2]float64) cpu.Fn3[T] {
 	v := T(p[0])
 	return cpu.Fn3[T]{
-		F: func(a, b, c T) T { return a + v*b*c },
-		Vec: func(d, a, b, c []T) {
-			a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
-			for i := range d {
-				d[i] = a[i] + v*b[i]*c[i]
-			}
-		},
+		F:   func(a, b, c T) T { return a + v*b*c },
+		Vec: func(d, a, b, c []T) { cpu.AddcmulVec(d, a, b, c, v) },
 		VecScalarC: func(d, a, b []T, c T) { // AddInPlace's a + v·b·1
 			a, b = a[:len(d)], b[:len(d)]
 			for i := range d {
@@ -323,13 +318,8 @@ func addcmulOf[T cpu.Float](p [2]float64) cpu.Fn3[T] {
 func addcdivOf[T cpu.Float](p [2]float64) cpu.Fn3[T] {
 	v := T(p[0])
 	return cpu.Fn3[T]{
-		F: func(a, b, c T) T { return a + v*b/c },
-		Vec: func(d, a, b, c []T) {
-			a, b, c = a[:len(d)], b[:len(d)], c[:len(d)]
-			for i := range d {
-				d[i] = a[i] + v*b[i]/c[i]
-			}
-		},
+		F:   func(a, b, c T) T { return a + v*b/c },
+		Vec: func(d, a, b, c []T) { cpu.AddcdivVec(d, a, b, c, v) },
 	}
 }
 

@@ -27,14 +27,7 @@ func withLoop[T cpu.Float](f func(p [2]float64) cpu.Fn1[T, T], loop func(p [2]fl
 
 // The loops of loopMath.
 
-func sqrtLoop[T cpu.Float]([2]float64) func(dst, x []T) {
-	return func(dst, x []T) {
-		x = x[:len(dst)]
-		for i, v := range x {
-			dst[i] = T(math.Sqrt(float64(v)))
-		}
-	}
-}
+func sqrtLoop[T cpu.Float]([2]float64) func(dst, x []T) { return cpu.SqrtVec[T] }
 
 func tanhLoop[T cpu.Float]([2]float64) func(dst, x []T) {
 	return func(dst, x []T) {
@@ -57,8 +50,14 @@ func clampLoop[T cpu.Float](p [2]float64) func(dst, x []T) {
 	}
 }
 
+// addScalarLoop and mulScalarLoop compute in T when a is a T value:
+// one rounding of the exact result either way (float32 sums and
+// products rounded from float64 are correctly rounded).
 func addScalarLoop[T cpu.Float](p [2]float64) func(dst, x []T) {
 	a := p[0]
+	if float64(T(a)) == a {
+		return func(dst, x []T) { cpu.AddVecScalar(dst, x, T(a)) }
+	}
 	return func(dst, x []T) {
 		x = x[:len(dst)]
 		for i, v := range x {
@@ -69,6 +68,9 @@ func addScalarLoop[T cpu.Float](p [2]float64) func(dst, x []T) {
 
 func mulScalarLoop[T cpu.Float](p [2]float64) func(dst, x []T) {
 	a := p[0]
+	if float64(T(a)) == a {
+		return func(dst, x []T) { cpu.MulVecScalar(dst, x, T(a)) }
+	}
 	return func(dst, x []T) {
 		x = x[:len(dst)]
 		for i, v := range x {

@@ -20,7 +20,7 @@ import (
 // so a training loop that allocates the same shapes every step reuses
 // its memory instead of asking the garbage collector for more. It holds
 // at most cpuPoolLimit bytes; beyond that, released buffers go to the GC.
-var cpuPool = &slicePool{free: map[poolKey][]any{}}
+var cpuPool = &slicePool{}
 
 const cpuPoolLimit = 512 << 20
 
@@ -31,8 +31,17 @@ type poolKey struct {
 
 type slicePool struct {
 	mu     sync.Mutex
-	free   map[poolKey][]any
-	cached int // bytes held in free
+	free   [numDTypes][poolClasses][]any // by dtype and log2 of the class
+	cached int                           // bytes held in free
+}
+
+// poolClasses bounds the log2 of a cached capacity (cpuPoolLimit
+// bytes at most).
+const poolClasses = 64
+
+// list returns the free list of k.
+func (p *slicePool) list(k poolKey) *[]any {
+	return &p.free[k.dt][bits.Len(uint(k.class))-1]
 }
 
 func sizeClass(n int) int {
@@ -51,20 +60,40 @@ func (p *slicePool) get(dt DType, n int) (any, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("tensor: negative element count %d", n)
 	}
+	if n > cpuPoolLimit/dt.Size() { // never cached: no rounding up
+		return p.fresh(dt, n, n)
+	}
 	k := poolKey{dt, sizeClass(n)}
 	p.mu.Lock()
-	if l := p.free[k]; len(l) > 0 {
-		buf := l[len(l)-1]
-		p.free[k] = l[:len(l)-1]
+	fl := p.list(k)
+	if l := *fl; len(l) > 0 {
+		// Prefer a buffer last handed out at this very length: it goes
+		// back as the interface value it is, where reslicing would
+		// allocate a new one. A loop's shapes recur every step.
+		last := len(l) - 1
+		for i := last; i >= max(0, last-poolExactScan); i-- {
+			if bufLen(l[i]) == n {
+				l[i], l[last] = l[last], l[i]
+				break
+			}
+		}
+		buf := l[last]
+		l[last] = nil
+		*fl = l[:last]
 		p.cached -= k.class * dt.Size()
 		p.mu.Unlock()
+		if bufLen(buf) == n {
+			return buf, nil
+		}
 		return reslice(buf, n), nil
 	}
 	p.mu.Unlock()
-	c := k.class
-	if n > cpuPoolLimit/dt.Size() { // never cached: no rounding up
-		c = n
-	}
+	return p.fresh(dt, n, k.class)
+}
+
+// fresh makes a buffer of n elements and capacity c, reserved first
+// against the CPU budget.
+func (p *slicePool) fresh(dt DType, n, c int) (any, error) {
 	if err := cpuReserve(dt, c); err != nil {
 		return nil, err
 	}
@@ -91,14 +120,15 @@ func (p *slicePool) put(buf any) {
 		cpuMem.reserved.Add(-int64(bytes))
 		return
 	}
-	p.free[k] = append(p.free[k], buf)
+	fl := p.list(k)
+	*fl = append(*fl, buf)
 	p.cached += bytes
 }
 
 // emptyCache drops every cached buffer.
 func (p *slicePool) emptyCache() {
 	p.mu.Lock()
-	p.free = map[poolKey][]any{}
+	p.free = [numDTypes][poolClasses][]any{}
 	cpuMem.reserved.Add(-int64(p.cached))
 	p.cached = 0
 	p.mu.Unlock()
@@ -114,6 +144,25 @@ func bufInfo(buf any) (DType, int) {
 		return Int32, cap(b)
 	case []bool:
 		return Bool, cap(b)
+	}
+	panic("tensor: unknown CPU buffer")
+}
+
+// poolExactScan is how many buffers below the top of a free list get
+// looks at for one of the exact length asked for.
+const poolExactScan = 8
+
+// bufLen returns the length of a CPU buffer.
+func bufLen(buf any) int {
+	switch b := buf.(type) {
+	case []float32:
+		return len(b)
+	case []float64:
+		return len(b)
+	case []int32:
+		return len(b)
+	case []bool:
+		return len(b)
 	}
 	panic("tensor: unknown CPU buffer")
 }

@@ -424,7 +424,7 @@ func TestMatMulTiles(t *testing.T) {
 		}
 	}
 	for _, c := range []mmTile{mmTiles[64], mmTiles[128], {TM: 64, TN: 128, KS: 8, RM: 4, RN: 8}, {TM: 128, TN: 64, KS: 4, RM: 8, RN: 4}} {
-		p, err := matmulTiled(c, Contiguous(1, 130, 129), Contiguous(1, 130, 9), Contiguous(1, 9, 129), lim, true)
+		p, err := matmulTiled(c, Contiguous(1, 130, 129), Contiguous(1, 130, 9), Contiguous(1, 9, 129), nil, lim, true)
 		k := checkPlan(t, fmt.Sprintf("matmul %+v", c), p, err, 1)
 		for s, n := range map[string]int{
 			"vec4<f32>(0.0);": c.RM * c.RN / 4,
@@ -451,7 +451,7 @@ func TestMatMulTiles(t *testing.T) {
 			va, vb string
 		}{{Contiguous(1, 132, 36), Contiguous(1, 36, 68), true, "a along k", "b along n"}, {tr(132, 36, 4), tr(36, 68, 8), true, "a along m", "b along k"},
 			{tr(132, 36, 1), Contiguous(1, 36, 68), true, "", "b along n"}, {Contiguous(1, 132, 36), Contiguous(1, 36, 68), false, "", ""}} {
-			p, err := matmulTiled(c, Contiguous(1, 132, 68), v.a, v.b, lim, v.vec4)
+			p, err := matmulTiled(c, Contiguous(1, 132, 68), v.a, v.b, nil, lim, v.vec4)
 			k := checkPlan(t, fmt.Sprintf("matmul vec4 %+v", c), p, err, 1)
 			for op, want := range map[string]string{"a": v.va, "b": v.vb} {
 				nv := (c.TM*c.KS/4 + mmThreads - 1) / mmThreads
@@ -465,11 +465,11 @@ func TestMatMulTiles(t *testing.T) {
 		}
 	}
 	for _, c := range []mmTile{{TM: 64, TN: 64, KS: 16, RM: 4, RN: 8}, {TM: 48, TN: 48, KS: 16, RM: 3, RN: 3}, {TM: 64, TN: 64, KS: 2, RM: 4, RN: 4}} {
-		if _, err := matmulTiled(c, Contiguous(1, 1, 1), Contiguous(1, 1, 1), Contiguous(1, 1, 1), lim, true); err == nil {
+		if _, err := matmulTiled(c, Contiguous(1, 1, 1), Contiguous(1, 1, 1), Contiguous(1, 1, 1), nil, lim, true); err == nil {
 			t.Errorf("tile %+v accepted", c)
 		}
 	}
-	if _, err := matmulTiled(mmTiles[64], Contiguous(1, 1, 1), Contiguous(1, 1, 1), Contiguous(1, 1, 1), Limits{MaxWorkgroupStorage: 4 << 10}, true); err == nil {
+	if _, err := matmulTiled(mmTiles[64], Contiguous(1, 1, 1), Contiguous(1, 1, 1), Contiguous(1, 1, 1), nil, Limits{MaxWorkgroupStorage: 4 << 10}, true); err == nil {
 		t.Error("tile 64 accepted with 4 KiB of workgroup memory")
 	}
 }

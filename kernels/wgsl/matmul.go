@@ -22,15 +22,21 @@ import "fmt"
 //
 // Bindings: "out" (read_write), "a" (read), "b" (read).
 func MatMul(out, a, b Layout, lim Limits) (Plan, error) {
+	return MatMulFused(out, a, b, nil, lim)
+}
+
+// MatMulFused is MatMul storing epi(product) rather than the product
+// when epi is not nil (see MatMulEpilogue); MatMul otherwise.
+func MatMulFused(out, a, b Layout, epi *MatMulEpilogue, lim Limits) (Plan, error) {
 	lim = lim.orDefault()
 	if lim.MaxWorkgroupSize < 256 || lim.MaxWorkgroupStorage < 8<<10 {
-		return MatMulNaive(out, a, b, lim)
+		return matmulNaive(out, a, b, epi, lim)
 	}
 	tile := 64
 	if len(out.Shape) == 3 && out.Shape[1] >= 128 && out.Shape[2] >= 128 {
 		tile = 128
 	}
-	return MatMulTiled(tile, out, a, b, lim)
+	return matmulTiled(mmTiles[tile], out, a, b, epi, lim, true)
 }
 
 // MatMulTiled returns the tiled matmul plan with tile×tile output tiles
@@ -51,13 +57,13 @@ func MatMulTiled(tile int, out, a, b Layout, lim Limits) (Plan, error) {
 	if !ok {
 		return Plan{}, fmt.Errorf("wgsl: MatMulTiled: tile %d (want 64 or 128)", tile)
 	}
-	return matmulTiled(cfg, out, a, b, lim, true)
+	return matmulTiled(cfg, out, a, b, nil, lim, true)
 }
 
 // matmulTiled renders the tiled template for cfg (MatMulTiled's tiles,
 // or others in tests), loading operands as vec4 where vec4Along allows
 // and vec4 is set (tests clear it to run the scalar loads).
-func matmulTiled(cfg mmTile, out, a, b Layout, lim Limits, vec4 bool) (Plan, error) {
+func matmulTiled(cfg mmTile, out, a, b Layout, epi *MatMulEpilogue, lim Limits, vec4 bool) (Plan, error) {
 	lim = lim.orDefault()
 	if err := cfg.check(); err != nil {
 		return Plan{}, err
@@ -65,12 +71,18 @@ func matmulTiled(cfg mmTile, out, a, b Layout, lim Limits, vec4 bool) (Plan, err
 	if lim.MaxWorkgroupSize < mmThreads || lim.MaxWorkgroupStorage < cfg.storage() {
 		return Plan{}, fmt.Errorf("wgsl: MatMulTiled: needs %d invocations and %d KiB of workgroup memory, the limits are %d and %d", mmThreads, cfg.storage()>>10, lim.MaxWorkgroupSize, lim.MaxWorkgroupStorage)
 	}
-	p, err := matmulParams(out, a, b)
+	ep, err := epi.data(out)
 	if err != nil {
 		return Plan{}, err
 	}
+	p, err := matmulParams(out, a, b, ep)
+	if err != nil {
+		return Plan{}, err
+	}
+	epi.setParams(p)
 	m, n, k := int(p.U32("m")), int(p.U32("n")), int(p.U32("k"))
 	d := mmData{
+		mmEpi:   ep,
 		mmTile:  cfg,
 		AKInner: a.Strides[2] == 1 || k == 1,
 		BNInner: b.Strides[2] == 1 || n == 1,
@@ -81,8 +93,8 @@ func matmulTiled(cfg mmTile, out, a, b Layout, lim Limits, vec4 bool) (Plan, err
 		d.BVec4 = vec4Along(b, 1+b2i(d.BNInner))
 	}
 	// Trips: the batch loop runs once (2), the K loop ⌈krange/KS⌉ times.
-	return mmPlan(p, (n+cfg.TN-1)/cfg.TN, (m+cfg.TM-1)/cfg.TM, (lim.MaxLoopTrips-3)*cfg.KS, lim, func(acc bool) (string, error) {
-		d.Acc = acc
+	return mmPlan(p, ep, (n+cfg.TN-1)/cfg.TN, (m+cfg.TM-1)/cfg.TM, (lim.MaxLoopTrips-3)*cfg.KS, lim, func(acc, last bool) (string, error) {
+		d.Acc, d.Last = acc, last
 		return render("matmul_tiled", d)
 	})
 }
@@ -159,20 +171,29 @@ func (c mmTile) check() error {
 // output element, 16×16 (or fewer) per workgroup. Arguments, bindings and
 // the split into kernels as MatMul.
 func MatMulNaive(out, a, b Layout, lim Limits) (Plan, error) {
+	return matmulNaive(out, a, b, nil, lim)
+}
+
+func matmulNaive(out, a, b Layout, epi *MatMulEpilogue, lim Limits) (Plan, error) {
 	lim = lim.orDefault()
-	p, err := matmulParams(out, a, b)
+	ep, err := epi.data(out)
 	if err != nil {
 		return Plan{}, err
 	}
+	p, err := matmulParams(out, a, b, ep)
+	if err != nil {
+		return Plan{}, err
+	}
+	epi.setParams(p)
 	m, n := int(p.U32("m")), int(p.U32("n"))
 	wx := 16
 	for wx*wx > lim.MaxWorkgroupSize {
 		wx /= 2
 	}
-	d := mmData{WX: wx, WY: wx}
+	d := mmData{mmEpi: ep, WX: wx, WY: wx}
 	// Trips: the batch loop runs once (2), the K loop krange times.
-	return mmPlan(p, (n+wx-1)/wx, (m+wx-1)/wx, lim.MaxLoopTrips-3, lim, func(acc bool) (string, error) {
-		d.Acc = acc
+	return mmPlan(p, ep, (n+wx-1)/wx, (m+wx-1)/wx, lim.MaxLoopTrips-3, lim, func(acc, last bool) (string, error) {
+		d.Acc, d.Last = acc, last
 		return render("matmul_naive", d)
 	})
 }
@@ -181,37 +202,47 @@ func MatMulNaive(out, a, b Layout, lim Limits) (Plan, error) {
 // srcKey): the tile (tiled) or the workgroup (naive), and whether a's k
 // and b's n are inner in memory, the sizes fit the tile and a and b are
 // read as vec4s (tiled; a vec4 operand's binding is declared
-// array<vec4<f32>>, named b_a4 or b_b4).
+// array<vec4<f32>>, named b_a4 or b_b4), and the epilogue, if any
+// (applied by the kernel of the last range of K).
 type mmData struct {
+	mmEpi
 	mmTile
 	AKInner, BNInner, Fits bool
 	AVec4, BVec4           bool
 	Acc                    bool // out holds the sum over earlier K ranges
+	Last                   bool // the last range of K, which stores through the epilogue
 	WX, WY                 int
 }
 
 // Struct is the params' WGSL declaration (mmFields).
-func (mmData) Struct() string { return NewParams(mmFields()...).Struct() }
+func (d mmData) Struct() string { return NewParams(mmFields(d.mmEpi)...).Struct() }
 
 // mmFields are the params of every matmul kernel: sizes, the ranges of
 // batches and K, offs (out, a, b) and the strides (batch, row, col) of a,
-// b and out.
-func mmFields() []ParamField {
-	return []ParamField{{"m", "u32", 0}, {"n", "u32", 0}, {"k", "u32", 0}, {"batch", "u32", 0},
+// b and out; then the epilogue's (mmEpi.fields).
+func mmFields(ep mmEpi) []ParamField {
+	return append([]ParamField{{"m", "u32", 0}, {"n", "u32", 0}, {"k", "u32", 0}, {"batch", "u32", 0},
 		{"bbeg", "u32", 0}, {"bend", "u32", 0}, {"kbeg", "u32", 0}, {"kend", "u32", 0},
-		{"offs", "array", 1}, {"sa", "array", 1}, {"sb", "array", 1}, {"so", "array", 1}}
+		{"offs", "array", 1}, {"sa", "array", 1}, {"sb", "array", 1}, {"so", "array", 1}}, ep.fields()...)
 }
 
-func mmBindings() []Binding {
-	return []Binding{{Name: "out"}, {Name: "a", ReadOnly: true}, {Name: "b", ReadOnly: true}}
+// mmBindings are out, a and b, then the epilogue's inputs not read
+// through out.
+func mmBindings(ep mmEpi) []Binding {
+	bs := []Binding{{Name: "out"}, {Name: "a", ReadOnly: true}, {Name: "b", ReadOnly: true}}
+	for _, in := range ep.EpiInputs() {
+		bs = append(bs, Binding{Name: in.Name, ReadOnly: true})
+	}
+	return bs
 }
 
 // mmPlan returns the kernels of a matmul over a grid of gx column tiles
 // and gy row tiles: one per range of at most MaxWorkgroupsPerDimension
 // batches (workgroup_id.z) and, within it, per range of at most kmax of
 // K, in order, setting bbeg, bend, kbeg and kend in p. src renders the
-// kernel, with acc for the ranges of K after the first.
-func mmPlan(p *Params, gx, gy, kmax int, lim Limits, src func(acc bool) (string, error)) (Plan, error) {
+// kernel, with acc for the ranges of K after the first and last for the
+// last. An epilogue that reads out in place needs one range of K.
+func mmPlan(p *Params, ep mmEpi, gx, gy, kmax int, lim Limits, src func(acc, last bool) (string, error)) (Plan, error) {
 	maxD := lim.MaxWorkgroupsPerDimension
 	if gx > maxD || gy > maxD {
 		return Plan{}, fmt.Errorf("wgsl: MatMul: %d×%d tiles exceed %d workgroups per dimension", gy, gx, maxD)
@@ -224,15 +255,19 @@ func mmPlan(p *Params, gx, gy, kmax int, lim Limits, src func(acc bool) (string,
 	if gx == 0 || gy == 0 || batch == 0 {
 		return plan, nil
 	}
+	kspans := spans(k, kmax)
+	if len(kspans) > 1 && ep.aliased() {
+		return Plan{}, fmt.Errorf("wgsl: MatMul: an epilogue reading out in place needs K ≤ %d, not %d", kmax, k)
+	}
 	for _, bs := range spans(batch, maxD) {
-		for i, ks := range spans(k, kmax) {
-			s, err := src(i > 0)
+		for i, ks := range kspans {
+			s, err := src(i > 0, i == len(kspans)-1)
 			if err != nil {
 				return Plan{}, err
 			}
 			p.SetU32("bbeg", uint32(bs[0])).SetU32("bend", uint32(bs[1])).SetU32("kbeg", uint32(ks[0])).SetU32("kend", uint32(ks[1]))
 			plan.Kernels = append(plan.Kernels, Kernel{Source: s, Entry: "main", Params: p.Bytes(),
-				Groups: [3]uint32{uint32(gx), uint32(gy), uint32(bs[1] - bs[0])}, Bindings: mmBindings()})
+				Groups: [3]uint32{uint32(gx), uint32(gy), uint32(bs[1] - bs[0])}, Bindings: mmBindings(ep)})
 		}
 	}
 	return plan, nil
@@ -241,7 +276,7 @@ func mmPlan(p *Params, gx, gy, kmax int, lim Limits, src func(acc bool) (string,
 // matmulParams validates the layouts and encodes m, n, k, batch, offs
 // (out, a, b) and the strides (batch, row, col) of a, b and out; mmPlan
 // sets the ranges of batches and K (bbeg, bend, kbeg, kend).
-func matmulParams(out, a, b Layout) (*Params, error) {
+func matmulParams(out, a, b Layout, ep mmEpi) (*Params, error) {
 	for _, x := range []struct {
 		l    Layout
 		what string
@@ -257,7 +292,7 @@ func matmulParams(out, a, b Layout) (*Params, error) {
 	if a.Shape[0] != bt || b.Shape[0] != bt || a.Shape[1] != m || b.Shape[1] != k || b.Shape[2] != n {
 		return nil, fmt.Errorf("wgsl: MatMul: shapes out %v, a %v, b %v do not match (B,M,N) = (B,M,K)·(B,K,N)", out.Shape, a.Shape, b.Shape)
 	}
-	p := NewParams(mmFields()...)
+	p := NewParams(mmFields(ep)...)
 	p.SetU32("m", uint32(m)).SetU32("n", uint32(n)).SetU32("k", uint32(k)).SetU32("batch", uint32(bt))
 	p.SetArray("offs", u32s([]int{out.Offset, a.Offset, b.Offset}, 4, 0))
 	p.SetArray("sa", u32s(a.Strides, 4, 0)).SetArray("sb", u32s(b.Strides, 4, 0)).SetArray("so", u32s(out.Strides, 4, 0))

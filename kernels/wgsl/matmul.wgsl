@@ -4,7 +4,11 @@
 @group(0) @binding(0) var<storage, read_write> b_out: array<f32>;
 @group(0) @binding(1) var<storage, read> b_a{{if .AVec4}}4: array<vec4<f32>>{{else}}: array<f32>{{end}};
 @group(0) @binding(2) var<storage, read> b_b{{if .BVec4}}4: array<vec4<f32>>{{else}}: array<f32>{{end}};
-{{end}}
+{{- range .EpiInputs}}
+@group(0) @binding({{.Binding}}) var<storage, read> b_{{.Name}}: array<{{.Arr}}>;
+{{- end}}
+{{if .Last}}{{.EpiFn}}{{end}}
+{{- end}}
 
 {{define "matmul_tiled"}}// matmul, tiled: out[b] = a[b] · b[b] with {{.TM}}×{{.TN}} output tiles, K in
 // steps of {{.KS}}, 16×16 invocations each holding {{.RM}}×{{.RN}} outputs in
@@ -15,7 +19,8 @@
 // transposed operand is read in place); the batch is params.bbeg +
 // workgroup_id.z, below params.bend; a batch stride of 0 broadcasts. The
 // kernel sums over k in [params.kbeg, params.kend){{if .Acc}}, adding to what out holds
-// (the sum over the earlier ranges of K){{end}}.{{if .Fits}} The sizes are multiples of the tile, so loads
+// (the sum over the earlier ranges of K){{end}}.{{if and .Fns .Last}} Each sum is stored through the
+// epilogue epi_, an elementwise expression of it and the inputs at its element.{{end}}{{if .Fits}} The sizes are multiples of the tile, so loads
 // and stores are unguarded.{{end}}
 {{- if or .AVec4 .BVec4}}
 // Global loads as vec4:{{if .AVec4}} a along {{if .AKInner}}k{{else}}m{{end}}{{end}}{{if and .AVec4 .BVec4}},{{end}}{{if .BVec4}} b along {{if .BNInner}}n{{else}}k{{end}}{{end}}.
@@ -89,10 +94,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 			let row = m0 + ty * 4u + {{.Row}}u;
 			let col = n0 + tx * 4u + {{.Col}}u;
 {{- if $.Fits}}
-			b_out[ob + row * som + col * son] = {{.Acc}};
+			b_out[ob + row * som + col * son] = {{$.Store .Acc}};
 {{- else}}
 			if (row < M && col < N) {
-				b_out[ob + row * som + col * son] = {{.Acc}};
+				b_out[ob + row * som + col * son] = {{$.Store .Acc}};
 			}
 {{- end}}
 		}
@@ -151,7 +156,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
 		for (var k = params.kbeg; k < params.kend; k++) {
 			acc += b_a[ab + k * params.sa[0].z] * b_b[bb + k * params.sb[0].y];
 		}
-		b_out[at] = acc;
+		b_out[at] = {{.Store "acc"}};
 	}
 }
 {{end}}

@@ -100,6 +100,11 @@ func (r reduceDims) sideBySide() bool {
 // "scratch" (read_write), "x" (read), then "out" (read_write), "scratch"
 // (read).
 func Reduce(op, typ string, out, x Layout, lim Limits) (Plan, error) {
+	return reduce(op, typ, out, x, nil, lim)
+}
+
+// reduce is Reduce, reading x through the prologue pro when not nil.
+func reduce(op, typ string, out, x Layout, pro *proPlan, lim Limits) (Plan, error) {
 	lim = lim.orDefault()
 	if op != "sum" && op != "max" && op != "min" {
 		return Plan{}, fmt.Errorf("wgsl: Reduce: unknown op %q", op)
@@ -124,10 +129,10 @@ func Reduce(op, typ string, out, x Layout, lim Limits) (Plan, error) {
 		return Plan{}, err
 	}
 	if segs == 1 {
-		k, err := reduceKernel(op, typ, r, out.Offset, x.Offset, serial, 1, false, lim)
+		k, err := reduceKernel(op, typ, r, out.Offset, x.Offset, serial, 1, false, pro, lim)
 		return Plan{Kernels: []Kernel{k}}, err
 	}
-	k1, err := reduceKernel(op, typ, r, 0, x.Offset, serial, segs, true, lim)
+	k1, err := reduceKernel(op, typ, r, 0, x.Offset, serial, segs, true, pro, lim)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -137,7 +142,7 @@ func Reduce(op, typ string, out, x Layout, lim Limits) (Plan, error) {
 	if err := withinTrips("Reduce, second stage", rowTrips(serial2, segs, lim), lim); err != nil {
 		return Plan{}, err
 	}
-	k2, err := reduceKernel(op, typ, r2, out.Offset, 0, serial2, 1, false, lim)
+	k2, err := reduceKernel(op, typ, r2, out.Offset, 0, serial2, 1, false, nil, lim)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -188,13 +193,17 @@ func (r reduceDims) partials(serial bool, segs int) reduceDims {
 // reduceKernel renders one reduce kernel over r, split into segs segments
 // (1: whole rows). With partial, the kernel writes each segment's result
 // to out (the scratch buffer) at o·segs + s by workgroups, or s·nOut + o
-// serially, else each output's to out through r.kD.
-func reduceKernel(op, typ string, r reduceDims, outOff, xOff int, serial bool, segs int, partial bool, lim Limits) (Kernel, error) {
+// serially, else each output's to out through r.kD. With pro, x is
+// computed by that prologue.
+func reduceKernel(op, typ string, r reduceDims, outOff, xOff int, serial bool, segs int, partial bool, pro *proPlan, lim Limits) (Kernel, error) {
 	seglen := ceilDiv(r.nRed, segs)
 	segs = ceilDiv(r.nRed, seglen)
 	d := rdData{T: typ, Op: op, Mode: "group", WG: rowWG(serial, seglen, lim), Partial: partial, KR: len(r.kShape), RR: len(r.rShape)}
 	if serial {
 		d.Mode = "serial"
+	}
+	if pro != nil {
+		d.rdPro = pro.d
 	}
 	p := NewParams(d.fields()...)
 	kr, rr := d.KR, d.RR
@@ -202,6 +211,7 @@ func reduceKernel(op, typ string, r reduceDims, outOff, xOff int, serial bool, s
 	p.SetArray("offs", u32s([]int{xOff, outOff}, 4, 0))
 	p.SetArray("ksh", u32s(r.kShape, 4*vec4s(kr), 1)).SetArray("kx", u32s(r.kX, 4*vec4s(kr), 0)).SetArray("kd", u32s(r.kD, 4*vec4s(kr), 0))
 	p.SetArray("rsh", u32s(r.rShape, 4*vec4s(rr), 1)).SetArray("rx", u32s(r.rX, 4*vec4s(rr), 0))
+	pro.setParams(p)
 	groups, err := rowGrid(serial, r.nOut*segs, d.WG, lim)
 	if err != nil {
 		return Kernel{}, err
@@ -210,8 +220,7 @@ func reduceKernel(op, typ string, r reduceDims, outOff, xOff int, serial bool, s
 	if err != nil {
 		return Kernel{}, err
 	}
-	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups,
-		Bindings: []Binding{{Name: "out"}, {Name: "x", ReadOnly: true}}}, nil
+	return Kernel{Source: src, Entry: "main", Params: p.Bytes(), Groups: groups, Bindings: d.bindings()}, nil
 }
 
 // rowGrid is the grid of a row kernel over n rows (or row segments): one
@@ -225,9 +234,10 @@ func rowGrid(serial bool, n, wg int, lim Limits) ([3]uint32, error) {
 
 // rdData is the reduce template's data and render-cache key (see
 // srcKey): op, type, strategy ("serial" or "group"), workgroup size,
-// whether it writes segments' partial results, and the ranks of the kept
-// and reduced dimensions.
+// whether it writes segments' partial results, the ranks of the kept
+// and reduced dimensions, and the prologue computing x, if any.
 type rdData struct {
+	rdPro
 	T, Op, Mode string
 	WG          int
 	Partial     bool
@@ -237,12 +247,12 @@ type rdData struct {
 // fields are the params: counts, offs (x, out), the kept extents and
 // their x and out strides, the reduced extents and their x strides.
 func (d rdData) fields() []ParamField {
-	return []ParamField{
+	return append([]ParamField{
 		{"nout", "u32", 0}, {"nred", "u32", 0}, {"nseg", "u32", 0}, {"seglen", "u32", 0},
 		{"offs", "array", 1},
 		{"ksh", "array", vec4s(d.KR)}, {"kx", "array", vec4s(d.KR)}, {"kd", "array", vec4s(d.KR)},
 		{"rsh", "array", vec4s(d.RR)}, {"rx", "array", vec4s(d.RR)},
-	}
+	}, d.rdPro.fields()...)
 }
 
 // Struct is the params' WGSL declaration.
@@ -251,9 +261,10 @@ func (d rdData) Struct() string { return NewParams(d.fields()...).Struct() }
 // Identity is the reduction's identity, a WGSL literal of type T.
 func (d rdData) Identity() string { return identity(d.Op, d.T) }
 
-// Prelude is isnan_ for f32 max and min.
+// Prelude is isnan_ for f32 max and min (XVal declares it with a
+// prologue's helpers).
 func (d rdData) Prelude() string {
-	if d.T == F32 && d.Op != "sum" {
+	if d.T == F32 && d.Op != "sum" && d.Fns == "" {
 		return mustPrelude("isnan_")
 	}
 	return ""

@@ -2,8 +2,17 @@
 {{- .Struct}}
 @group(1) @binding(0) var<uniform> params: Params;
 @group(0) @binding(0) var<storage, read_write> b_out: array<{{.T}}>;
+{{- if .Fns}}
+{{- range .ProInputs}}
+@group(0) @binding({{.Binding}}) var<storage, read> b_{{.Name}}: array<{{.Arr}}>;
+{{- end}}
+{{- else}}
 @group(0) @binding(1) var<storage, read> b_x: array<{{.T}}>;
+{{- end}}
 {{.Prelude}}
+// xval is element i of x{{if .Fns}}, computed by the prologue from its inputs{{end}}.
+{{.XVal}}
+
 // combine folds v into the accumulator a.
 fn combine(a: {{.T}}, v: {{.T}}) -> {{.T}} {
 {{- if eq .Op "sum"}}
@@ -39,7 +48,7 @@ fn xoff(r: u32) -> u32 {
 	var acc: {{.T}} = {{.Identity}};
 	// Loop: params.seglen iterations at most (≤ Limits.MaxLoopTrips - 1).
 	for (var r = start; r < end; r++) {
-		acc = combine(acc, b_x[xb + xoff(r)]);
+		acc = combine(acc, xval(xb + xoff(r)));
 	}
 {{- if .Partial}}
 	b_out[g] = acc;
@@ -58,7 +67,7 @@ var<workgroup> sh: array<{{.T}}, {{.WG}}>;
 	var acc: {{.T}} = {{.Identity}};
 	// Loop: ⌈params.seglen / {{.WG}}⌉ iterations at most.
 	for (var r = start + lid; r < end; r += {{.WG}}u) {
-		acc = combine(acc, b_x[xb + xoff(r)]);
+		acc = combine(acc, xval(xb + xoff(r)));
 	}
 {{template "wg_tree" (dict "WG" .WG "Val" "acc" "Combine" "combine")}}
 	if (lid == 0u) {

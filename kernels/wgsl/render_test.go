@@ -63,7 +63,7 @@ func renderSweep(t *testing.T) {
 		plan(MatMul(Contiguous(2, 68, 132), at, Contiguous(2, 36, 132), l))
 		plan(MatMulTiled(128, Contiguous(1, 128, 128), Contiguous(1, 128, 24), Contiguous(1, 24, 128), l))
 		plan(MatMulNaive(Contiguous(2, 7, 65), Contiguous(2, 7, 33), Contiguous(2, 33, 65), l))
-		plan(matmulTiled(mmTile{TM: 128, TN: 64, KS: 4, RM: 8, RN: 4}, Contiguous(2, 68, 132), at, Contiguous(2, 36, 132), l, false))
+		plan(matmulTiled(mmTile{TM: 128, TN: 64, KS: 4, RM: 8, RN: 4}, Contiguous(2, 68, 132), at, Contiguous(2, 36, 132), nil, l, false))
 	}
 	for _, err := range errs {
 		if err != nil {

@@ -216,7 +216,7 @@ func lineKernel(what, typ string, a LineArgs) (lines, *linePlan, error) {
 func (d *linePlan) partials(op string, li lines, xOff int, serial bool, segs int, lim Limits) (Kernel, error) {
 	r := reduceDims{kShape: li.shape, kX: li.strides[0], kD: make([]int, len(li.shape)),
 		rShape: []int{li.length}, rX: []int{li.dstep[0]}, nOut: li.nLines, nRed: li.length}
-	k, err := reduceKernel(op, d.T, r, 0, xOff, serial, segs, true, lim)
+	k, err := reduceKernel(op, d.T, r, 0, xOff, serial, segs, true, nil, lim)
 	k.Bindings = []Binding{{Name: "scratch"}, d.inputBinding()}
 	return k, err
 }

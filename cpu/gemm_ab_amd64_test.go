@@ -1,0 +1,99 @@
+package cpu
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+// A gemmVariant is one setting of the GEMM's knobs for abGemm: set
+// applies it and returns the function that restores the previous one.
+type gemmVariant struct {
+	name string
+	set  func() (restore func())
+}
+
+// abGemm times sgemm (m×n×k, operands of the given kinds, on threads
+// goroutines) under each variant in turn, round after round, reps
+// products a round back to back as a benchmark's steps run, each right
+// after the FMA loop on as many goroutines for as many flops, so that a
+// loaded machine weighs on every variant alike. It reports each
+// variant's median GFLOP/s and its median and best share of the FMA peak
+// measured next to it (%pk).
+func abGemm(b *testing.B, threads, m, n, k int, ak, bk string, variants []gemmVariant) {
+	r := newRand(1)
+	a, bm, c := gemmMat(r, m, k, ak, false), gemmMat(r, k, n, bk, false), gemmMat(r, m, n, gRow, false)
+	flops := 2 * float64(m) * float64(n) * float64(k)
+	reps := max(1, int(2e8/flops))
+	iters := int(flops * float64(reps) / (12 * 16 * 2) / float64(threads))
+	times := make([][]float64, len(variants))
+	shares := make([][]float64, len(variants))
+	for b.Loop() {
+		for i, v := range variants {
+			restore := v.set()
+			sgemm(m, n, k, a, bm, c, threads) // warm the buffers
+			t0 := time.Now()
+			FMAPeak(threads, iters)
+			peak := time.Since(t0).Seconds()
+			t0 = time.Now()
+			for range reps {
+				sgemm(m, n, k, a, bm, c, threads)
+			}
+			t := time.Since(t0).Seconds()
+			times[i] = append(times[i], t/float64(reps))
+			shares[i] = append(shares[i], 100*peak/t)
+			restore()
+		}
+	}
+	for i, v := range variants {
+		slices.Sort(times[i])
+		slices.Sort(shares[i])
+		b.ReportMetric(flops/times[i][len(times[i])/2]/1e9, v.name+"-GFLOP/s")
+		b.ReportMetric(shares[i][len(shares[i])/2], v.name+"-%pk")
+		b.ReportMetric(shares[i][len(shares[i])-1], v.name+"-%pk-best")
+	}
+}
+
+// setVar returns a gemmVariant's set for the package variable *p.
+func setVar[T any](p *T, v T) func() func() {
+	return func() func() {
+		old := *p
+		*p = v
+		return func() { *p = old }
+	}
+}
+
+// setSpin returns a gemmVariant's set for gemmSpin.
+func setSpin(d time.Duration) func() func() {
+	return func() func() {
+		old := gemmSpin.Swap(int64(d))
+		return func() { gemmSpin.Store(old) }
+	}
+}
+
+// BenchmarkGemmSpin compares gemmRun's helpers spinning between products
+// with their sleeping at once, at the bench's GEMM sizes.
+func BenchmarkGemmSpin(b *testing.B) {
+	for _, n := range []int{256, 512, 1024} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			abGemm(b, 2, n, n, n, gRow, gRow, []gemmVariant{
+				{"sleep", setSpin(0)},
+				{"spin", setSpin(gemmSpinFor)},
+			})
+		})
+	}
+}
+
+// BenchmarkGemmDirect compares A read in place with A packed, on one
+// goroutine (GEMM_N: the sizes, 2048 by default).
+func BenchmarkGemmDirect(b *testing.B) {
+	for _, n := range envInts("GEMM_N", 2048) {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			abGemm(b, envInts("GEMM_THREADS", 1)[0], n, n, n, gRow, gRow, []gemmVariant{
+				{"packed", setVar(&gemmDirectA, false)},
+				{"direct", setVar(&gemmDirectA, true)},
+			})
+		})
+	}
+}

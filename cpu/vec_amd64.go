@@ -1,0 +1,38 @@
+//go:build amd64
+
+package cpu
+
+// vecZ reports whether the float32 vector functions of vec.go run the
+// AVX-512 loops of vec_amd64.s; tests turn it off to compare them with
+// the Go loops.
+var vecZ = cpuAVX512
+
+// The loops of vec_amd64.s over n ≥ 0 float32 values; dst may be an
+// input.
+
+//go:noescape
+func addZ(dst, x, y *float32, n int)
+
+//go:noescape
+func subZ(dst, x, y *float32, n int)
+
+//go:noescape
+func mulZ(dst, x, y *float32, n int)
+
+//go:noescape
+func divZ(dst, x, y *float32, n int)
+
+//go:noescape
+func addScalarZ(dst, x *float32, n int, y float32)
+
+//go:noescape
+func mulScalarZ(dst, x *float32, n int, y float32)
+
+//go:noescape
+func sqrtZ(dst, x *float32, n int)
+
+//go:noescape
+func addcmulZ(dst, a, b, c *float32, n int, v float32)
+
+//go:noescape
+func addcdivZ(dst, a, b, c *float32, n int, v float32)

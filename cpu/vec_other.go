@@ -1,0 +1,17 @@
+//go:build !amd64
+
+package cpu
+
+// vecZ is false: there are no vector loops on this architecture, and the
+// stubs below are never called.
+var vecZ = false
+
+func addZ(dst, x, y *float32, n int)                   { panic("cpu: no vector loops") }
+func subZ(dst, x, y *float32, n int)                   { panic("cpu: no vector loops") }
+func mulZ(dst, x, y *float32, n int)                   { panic("cpu: no vector loops") }
+func divZ(dst, x, y *float32, n int)                   { panic("cpu: no vector loops") }
+func addScalarZ(dst, x *float32, n int, y float32)     { panic("cpu: no vector loops") }
+func mulScalarZ(dst, x *float32, n int, y float32)     { panic("cpu: no vector loops") }
+func sqrtZ(dst, x *float32, n int)                     { panic("cpu: no vector loops") }
+func addcmulZ(dst, a, b, c *float32, n int, v float32) { panic("cpu: no vector loops") }
+func addcdivZ(dst, a, b, c *float32, n int, v float32) { panic("cpu: no vector loops") }
