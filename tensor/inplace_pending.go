@@ -107,3 +107,49 @@ func wholeStorage(s *storage) *Tensor {
 	t.setLayout([]int{s.n}, []int{1})
 	return t
 }
+
+// fitsInlined reports whether an op over ins, its pending inputs
+// inlined, fits one expression: their nodes, one more, at most
+// maxFusedNodes, and their distinct leaves (a realized input is one) at
+// most maxFusedLeaves. Views of a pending input that re-lay its leaves
+// are counted as its leaves: an estimate, which build checks exactly.
+func fitsInlined(ins []*Tensor) bool {
+	type leafKey struct {
+		s      *storage
+		offset int
+	}
+	nodes, leaves := 1, map[leafKey]bool{}
+	for _, x := range ins {
+		e := x.ref.s.pend.Load()
+		if e == nil {
+			leaves[leafKey{x.ref.s, x.offset}] = true
+			continue
+		}
+		nodes += len(e.nodes)
+		for _, l := range e.leaves {
+			leaves[leafKey{l.ref.s, l.offset}] = true
+		}
+	}
+	return nodes <= maxFusedNodes && len(leaves) <= maxFusedLeaves
+}
+
+// realizeLargestPending realizes the pending input of ins with the most
+// nodes (an accumulated sum, say) and reports whether there was one, so
+// that an op whose inputs do not fit one expression inlined still
+// inlines the smaller ones: a sum of many terms then costs one kernel
+// per expression filled, not two (the sum so far and the new term).
+func realizeLargestPending(ins []*Tensor) bool {
+	var big *fexpr
+	var at *Tensor
+	for _, x := range ins {
+		if e := x.ref.s.pend.Load(); e != nil && (big == nil || len(e.nodes) > len(big.nodes) ||
+			len(e.nodes) == len(big.nodes) && len(e.leaves) > len(big.leaves)) {
+			big, at = e, x
+		}
+	}
+	if at == nil {
+		return false
+	}
+	at.ref.s.realize()
+	return true
+}

@@ -96,3 +96,35 @@ func TestCatComputesPendingPieces(t *testing.T) {
 		checkFusedClose(t, dev, approx.Float32(16), got, ref)
 	}
 }
+
+// TestFusedSumRealizesTheSumSoFar checks that a long sum of pending terms
+// (a weight's per-step gradients) computes the sum so far when the next
+// term does not fit, keeping the term inlined: one kernel per filled
+// expression, not one per term, with the eager values.
+func TestFusedSumRealizesTheSumSoFar(t *testing.T) {
+	for _, dev := range fusionDevices(t) {
+		run := func(countKernels bool) [][]float32 {
+			u := tensor.Linspace(-1, 1, 7*33, tensor.On(dev)).Reshape(33, 7)
+			v := tensor.Linspace(2, -2, 7*65, tensor.On(dev)).Reshape(65, 7)
+			before := tensor.ReadCounters()
+			var acc *tensor.Tensor
+			for i := range 7 { // outer products of two leaves each
+				term := u.Narrow(1, i, 1).Mul(v.Narrow(1, i, 1).Reshape(1, 65))
+				if acc == nil {
+					acc = term
+				} else {
+					acc = acc.Add(term)
+				}
+			}
+			out := acc.Float32s()
+			if k := tensor.ReadCounters().FusedKernels - before.FusedKernels; countKernels && k > 3 {
+				t.Errorf("%v: a sum of 7 two-leaf terms ran %d fused kernels, want at most 3", dev, k)
+			}
+			return [][]float32{out}
+		}
+		var ref, got [][]float32
+		withFusion(false, func() { ref = run(false) })
+		withFusion(true, func() { got = run(true) })
+		checkFusedClose(t, dev, approx.Float32(16), got, ref)
+	}
+}
