@@ -14,6 +14,12 @@ import (
 // the operands, cast to t's dtype, broadcast to t's shape, and copied
 // first when they overlap t with another layout.
 func (t *Tensor) checkInPlace(op string, operands ...*Tensor) []*Tensor {
+	return t.checkInPlaceKeeping(op, nil, operands...)
+}
+
+// checkInPlaceKeeping is checkInPlace leaving keep, a pending reader of
+// t that the op itself computes into t (CopyFrom), as it is.
+func (t *Tensor) checkInPlaceKeeping(op string, keep *storage, operands ...*Tensor) []*Tensor {
 	t.nonNil(op, 1, operands...)
 	t.storage(op)
 	if t.requiresGrad && t.Context().GradEnabled() {
@@ -26,7 +32,7 @@ func (t *Tensor) checkInPlace(op string, operands ...*Tensor) []*Tensor {
 				"(an expanded view); call Clone first", t)
 		}
 	}
-	defer t.ref.s.prepareWrite() // pending results that read t see it as it is now
+	defer t.ref.s.prepareWrite(keep) // pending results that read t see it as it is now
 	out := make([]*Tensor, len(operands))
 	for i, y := range operands {
 		y.storage(op)
@@ -148,9 +154,14 @@ func (t *Tensor) ClampInPlace(lo, hi float64) *Tensor {
 }
 
 // CopyFrom copies src (broadcast to t's shape, cast to t's dtype) into t.
+// A pending src that reads t (an optimizer's state update, such as
+// m.CopyFrom(m·β + g·(1-β))) is computed straight into t, one fused kernel.
 func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
-	ys := t.checkInPlace("CopyFrom", src)
-	backendOf(t.Device()).copy(t, ys[0])
+	keep := assignable(t, src)
+	ys := t.checkInPlaceKeeping("CopyFrom", keep, src)
+	if keep == nil || !assignPending(t, ys[0]) {
+		backendOf(t.Device()).copy(t, ys[0])
+	}
 	t.bumpVersion()
 	return t
 }

@@ -67,12 +67,15 @@ func swapPending(s *storage, old, e *fexpr) bool {
 // nobody reads again (intermediates of a forward pass, still in scope,
 // that read a parameter the optimizer updates), and each would otherwise
 // cost a kernel now.
-func (s *storage) prepareWrite() {
+// The reader keep (nil for none) is left as it is.
+func (s *storage) prepareWrite(keep *storage) {
 	s.rmu.Lock()
-	rs := slices.Clone(s.readers)
+	rs := slices.DeleteFunc(slices.Clone(s.readers), func(r *storage) bool { return r == keep })
 	s.rmu.Unlock()
 	if len(rs) < 2 || s.pend.Load() != nil {
-		s.flushReaders()
+		for _, r := range rs {
+			r.realize()
+		}
 		return
 	}
 	snap := &storage{}
@@ -151,5 +154,59 @@ func realizeLargestPending(ins []*Tensor) bool {
 		return false
 	}
 	at.ref.s.realize()
+	return true
+}
+
+// assignable returns src's storage when CopyFrom may compute src's
+// pending expression straight into t: src is a whole pending result of
+// t's shape, dtype and device, t is realized, and fusion is on for it;
+// else nil.
+func assignable(t, src *Tensor) *storage {
+	if t == nil || src == nil || t.ref == nil || src.ref == nil {
+		return nil
+	}
+	s, pe := src.ref.s, src.ref.s.pend.Load()
+	if pe == nil || t.ref.s.pend.Load() != nil || src.dtype != t.dtype || src.Device() != t.Device() ||
+		src.offset != 0 || !slices.Equal(src.shape, t.shape) || !slices.Equal(pe.shape, t.shape) ||
+		!layout.IsContiguous(src.shape, src.strides) || !fuses(t.Device(), t.Numel()) ||
+		!backendOf(t.Device()).fusable(t.ref.s.n) {
+		return nil
+	}
+	return s
+}
+
+// assignPending computes the pending src (assignable) into t as one
+// fused kernel and reports whether it did; it declines when src's
+// expression reads t's storage in another layout (an element written
+// before another reads it). src then holds t's new value: its expression
+// becomes a copy of t, realized if t is written again while src lives.
+func assignPending(t, src *Tensor) bool {
+	old := src.ref.s.pend.Load()
+	if old == nil {
+		return false
+	}
+	e := &fexpr{shape: slices.Clone(t.shape), dtype: t.dtype, scalar: old.scalar}
+	if _, ok := e.inline(src); !ok {
+		e.dropLeavesFrom(0)
+		return false
+	}
+	defer e.drop(nil)
+	for _, l := range e.leaves {
+		if l.ref.s == t.ref.s && (l.offset != t.offset || !slices.Equal(l.strides, t.strides)) {
+			return false
+		}
+	}
+	b := backendOf(t.Device())
+	func() {
+		defer unpin(pin(t))
+		b.fused(t, e)
+	}()
+	counters.fusedKernels.Add(1)
+	counters.fusedOps.Add(int64(len(e.nodes)))
+	copyOf := &fexpr{shape: slices.Clone(t.shape), dtype: t.dtype, scalar: Bool}
+	copyOf.nodes = append(copyOf.nodes, fnode{ident: true, args: [3]int{copyOf.leaf(t)}, nargs: 1, ct: t.dtype, out: t.dtype})
+	if !swapPending(src.ref.s, old, copyOf) {
+		copyOf.drop(nil)
+	}
 	return true
 }

@@ -128,3 +128,29 @@ func TestFusedSumRealizesTheSumSoFar(t *testing.T) {
 		checkFusedClose(t, dev, approx.Float32(16), got, ref)
 	}
 }
+
+// TestCopyFromPendingReadingTarget checks t.CopyFrom(expression of t):
+// one fused kernel computes it into t, and the expression, read after t
+// changes again, still shows the value it had.
+func TestCopyFromPendingReadingTarget(t *testing.T) {
+	for _, dev := range fusionDevices(t) {
+		run := func(countKernels bool) [][]float32 {
+			m := tensor.Linspace(-1, 1, 65, tensor.On(dev))
+			g := tensor.Linspace(2, 0, 65, tensor.On(dev))
+			decayed := m.MulScalar(0.9)
+			next := tensor.Addcmul(decayed, g, g, 0.1)
+			decayed.Release()
+			before := tensor.ReadCounters()
+			m.CopyFrom(next)
+			if k := tensor.ReadCounters().FusedKernels - before.FusedKernels; countKernels && k != 1 {
+				t.Errorf("%v: CopyFrom of a pending expression of its target ran %d fused kernels, want 1", dev, k)
+			}
+			m.AddScalarInPlace(100) // next must keep the value it had
+			return [][]float32{m.Float32s(), next.Float32s()}
+		}
+		var ref, got [][]float32
+		withFusion(false, func() { ref = run(false) })
+		withFusion(true, func() { got = run(true) })
+		checkFusedClose(t, dev, approx.Float32(16), got, ref)
+	}
+}
