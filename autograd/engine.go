@@ -154,14 +154,23 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 				s := &w.slots[ii]
 				if gi := ins[i]; gi != nil {
 					cg := conform(gi, in)
-					if prev := s.grad; prev != nil {
+					switch prev := s.grad; {
+					case prev == nil:
+						s.grad = cg
+						held[cg]++
+					case !c.createGraph && held[prev] == 1 && ownedLike(prev, cg):
+						// Only this slot holds prev, and nothing else (no
+						// view, no saved input) shares its memory: sum into
+						// it, as PyTorch's engine does.
+						prev.AddInPlace(cg, 1)
+						w.garbage = append(w.garbage, cg)
+					default:
 						sum := prev.Add(cg)
 						held[prev]--
 						w.garbage = append(w.garbage, prev, cg)
-						cg = sum
+						s.grad = sum
+						held[sum]++
 					}
-					s.grad = cg
-					held[cg]++
 				}
 				if s.deps--; s.deps == 0 {
 					if s.grad == nil {
@@ -286,6 +295,13 @@ func (w *walk) discover(y *tensor.Tensor, wanted map[*tensor.Tensor][]int, prune
 		w.stack = w.stack[:len(w.stack)-1]
 	}
 	return needed
+}
+
+// ownedLike reports whether the gradient so far, prev, can take g
+// added in place: it owns its memory whole (tensor.OwnsStorage) and g
+// has its shape and dtype.
+func ownedLike(prev, g *tensor.Tensor) bool {
+	return prev.DType() == g.DType() && sameShape(prev, g) && prev.OwnsStorage()
 }
 
 // needsAny reports whether any of ins is needed.

@@ -36,8 +36,16 @@ func peakSize() Size {
 }
 
 // peakShares notes, for every CPU GEMM result, its median rate as a share
-// of the FMA peak's median measured in the same rounds.
+// of the FMA peak's median measured in the same rounds, and then, for
+// every CPU MLP step, its rate in GFLOP/s as a share of the same
+// implementation's GEMM 1024 in the same run (mlpShares).
 func peakShares(results []*Result) []string {
+	return append(fmaShares(results), mlpShares(results)...)
+}
+
+// fmaShares notes, for every CPU GEMM result, its median rate as a share
+// of the FMA peak's median measured in the same rounds.
+func fmaShares(results []*Result) []string {
 	var peak *Result
 	for _, r := range results {
 		if r.Workload == fmaPeak.Name && r.Value != nil {
@@ -53,6 +61,48 @@ func peakShares(results []*Result) []string {
 			notes = append(notes, fmt.Sprintf("%s %s %s: %.1f%% of the FMA peak (%s %s, median of the same rounds)",
 				r.Workload, r.Size, r.Impl, 100*r.Value.Median/peak.Value.Median, formatNumber(peak.Value.Median), peak.Unit))
 		}
+	}
+	return notes
+}
+
+// mlpFlops returns the flops of the matrix products in one training step
+// of an MLP with the given batch and layer widths: the forward products,
+// the weight gradients (as many flops) and the input gradients of every
+// layer but the first (whose input needs none).
+func mlpFlops(batch int, widths []int) float64 {
+	var all, inner float64
+	for l := 1; l < len(widths); l++ {
+		p := float64(widths[l-1]) * float64(widths[l])
+		all += p
+		if l > 1 {
+			inner += p
+		}
+	}
+	return 2 * float64(batch) * (2*all + inner)
+}
+
+// mlpShares notes, for every CPU MLP step, its median rate in GFLOP/s
+// (the products' flops, mlpFlops, times steps a second) and its share of
+// the median rate of GEMM 1024 by the same implementation in the same run.
+func mlpShares(results []*Result) []string {
+	gemm1024 := map[string]float64{}
+	for _, r := range results {
+		if r.Workload == gemm.Name && r.Size == "1024" && r.Device == "cpu" && r.Value != nil {
+			gemm1024[r.Impl] = r.Value.Median
+		}
+	}
+	var notes []string
+	for _, r := range results {
+		if r.Workload != mlpStep.Name || r.Device != "cpu" || r.Value == nil || len(r.Dims) < 3 {
+			continue
+		}
+		flops := mlpFlops(r.Dims[0], r.Dims[1:])
+		rate := r.Value.Median * flops / 1e9
+		note := fmt.Sprintf("%s %s %s: %s GFLOP/s (%.1f MFLOP of products a step)", r.Workload, r.Size, r.Impl, formatNumber(rate), flops/1e6)
+		if g := gemm1024[r.Impl]; g > 0 {
+			note += fmt.Sprintf(", %.1f%% of its gemm 1024 (%s GFLOP/s, median of the same run)", 100*rate/g, formatNumber(g))
+		}
+		notes = append(notes, note)
 	}
 	return notes
 }

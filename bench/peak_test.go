@@ -24,3 +24,26 @@ func TestPeakShares(t *testing.T) {
 		t.Fatalf("without a peak: notes %q", n)
 	}
 }
+
+// TestMLPShares checks the MLP step's rate in GFLOP/s and its share of
+// the same implementation's GEMM 1024.
+func TestMLPShares(t *testing.T) {
+	if f := mlpFlops(256, []int{784, 512, 512, 10}); f != 2*256*(2*(784*512+512*512+512*10)+512*512+512*10) {
+		t.Fatalf("mlpFlops = %v", f)
+	}
+	dims := []int{2, 3, 4}
+	flops := mlpFlops(2, []int{3, 4}) // one layer: forward and weight gradient, 2·2·12 each
+	res := []*Result{
+		{Workload: "gemm", Size: "1024", Impl: "tessera", Device: "cpu", Value: &Spread{Median: 2 * flops / 1e9}},
+		{Workload: "mlp_step", Size: "3-4, batch 2", Dims: dims, Impl: "tessera", Device: "cpu", Value: &Spread{Median: 1}},
+		{Workload: "mlp_step", Size: "3-4, batch 2", Dims: dims, Impl: "torch", Device: "cpu", Value: &Spread{Median: 1}},
+	}
+	if flops != 96 {
+		t.Fatalf("mlpFlops(2, [3 4]) = %v, want 96", flops)
+	}
+	notes := mlpShares(res)
+	if len(notes) != 2 || !strings.Contains(notes[0], "tessera: ") || !strings.Contains(notes[0], "50.0% of its gemm 1024") ||
+		strings.Contains(notes[1], "of its gemm") {
+		t.Fatalf("notes %q", notes)
+	}
+}

@@ -2,9 +2,12 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A gemmVariant is one setting of the GEMM's knobs for abGemm: set
@@ -18,7 +21,8 @@ type gemmVariant struct {
 // goroutines) under each variant in turn, round after round, reps
 // products a round back to back as a benchmark's steps run, each right
 // after the FMA loop on as many goroutines for as many flops, so that a
-// loaded machine weighs on every variant alike. It reports each
+// loaded machine weighs on every variant alike; on one goroutine, the
+// times are the thread's CPU time. It reports each
 // variant's median GFLOP/s and its median and best share of the FMA peak
 // measured next to it (%pk).
 func abGemm(b *testing.B, threads, m, n, k int, ak, bk string, variants []gemmVariant) {
@@ -29,18 +33,26 @@ func abGemm(b *testing.B, threads, m, n, k int, ak, bk string, variants []gemmVa
 	iters := int(flops * float64(reps) / (12 * 16 * 2) / float64(threads))
 	times := make([][]float64, len(variants))
 	shares := make([][]float64, len(variants))
+	if threads == 1 {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	for b.Loop() {
 		for i, v := range variants {
 			restore := v.set()
 			sgemm(m, n, k, a, bm, c, threads) // warm the buffers
-			t0 := time.Now()
-			FMAPeak(threads, iters)
-			peak := time.Since(t0).Seconds()
-			t0 = time.Now()
+			t0 := clock(threads)
+			if threads == 1 {
+				fmaLoop(iters)
+			} else {
+				FMAPeak(threads, iters)
+			}
+			peak := clock(threads) - t0
+			t0 = clock(threads)
 			for range reps {
 				sgemm(m, n, k, a, bm, c, threads)
 			}
-			t := time.Since(t0).Seconds()
+			t := clock(threads) - t0
 			times[i] = append(times[i], t/float64(reps))
 			shares[i] = append(shares[i], 100*peak/t)
 			restore()
@@ -53,6 +65,19 @@ func abGemm(b *testing.B, threads, m, n, k int, ak, bk string, variants []gemmVa
 		b.ReportMetric(shares[i][len(shares[i])/2], v.name+"-%pk")
 		b.ReportMetric(shares[i][len(shares[i])-1], v.name+"-%pk-best")
 	}
+}
+
+// clock returns the seconds of the calling thread's CPU time when
+// threads is 1 (so that the time the OS runs other processes on a loaded
+// machine is left out), else of the wall clock.
+func clock(threads int) float64 {
+	if threads == 1 {
+		var ts unix.Timespec
+		if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err == nil {
+			return float64(ts.Sec) + float64(ts.Nsec)*1e-9
+		}
+	}
+	return float64(time.Now().UnixNano()) * 1e-9
 }
 
 // setVar returns a gemmVariant's set for the package variable *p.

@@ -3,7 +3,6 @@ package cpu
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -97,94 +96,6 @@ var dgemmAsm = cpuAVX512
 //
 //go:noescape
 func sgemmKernel6x16(k int, a, b, c *float32, ldc int, accum int)
-
-// A gemmKit is one element type's GEMM: the micro-kernel's block (mr rows
-// of A by nr columns of B a packed panel, nb columns of C a kernel call at
-// most), the cache blocks (kc steps of K, mc rows of A packed at once),
-// the packing of A and B and the macro-kernel over a packed block.
-//
-// With direct set, the kernels read a row-major A in place (six rows a
-// block, by broadcasts along each row) rather than packed: the packing
-// saved is a pass over A, and the rows a block reads (mc·kc values) stay
-// in L2 as the packed copy would.
-type gemmKit[T Float] struct {
-	mr, nr, nb int
-	kc, mc     int
-	direct     bool
-	packA      func(dst []T, a mat[T], mc, kc int)
-	packB      func(dst []T, b mat[T], kc, nc int)
-	macro      func(mc, nc, kc int, a aPanels[T], bp []T, c mat[T], accum bool)
-	gemv       func(m, k int, a, b, c mat[T]) bool // products with one column, when it takes them; or nil
-	outer      func(m, n int, a, b, c mat[T]) bool // products with K = 1, when it takes them; or nil
-	bufs       *gemmCache[T]
-}
-
-// inPlace reports whether the kernels read a in place.
-func (kit *gemmKit[T]) inPlace(a mat[T]) bool { return kit.direct && a.cs == 1 }
-
-var (
-	sgemmBufs gemmCache[float32]
-	dgemmBufs gemmCache[float64]
-)
-
-// gemmCacheKeep is how many sets of packing buffers a gemmCache keeps
-// for the next products.
-const gemmCacheKeep = 4
-
-// A gemmCache keeps packing buffers from one product to the next. Unlike
-// a sync.Pool it is not emptied by the garbage collector: a large product
-// that got fresh buffers after every collection would spend a few percent
-// of its time zeroing them (16 MiB of packed B at n = 2048). It keeps
-// gemmCacheKeep sets at most, a few times gemmShared's 16 MiB in all.
-type gemmCache[T Float] struct {
-	mu   sync.Mutex
-	free []*gemmBufs[T]
-}
-
-// get returns a set of buffers, empty or kept from an earlier product.
-func (c *gemmCache[T]) get() *gemmBufs[T] {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if n := len(c.free); n > 0 {
-		b := c.free[n-1]
-		c.free = c.free[:n-1]
-		return b
-	}
-	return new(gemmBufs[T])
-}
-
-// put hands b back, to be kept if there is room.
-func (c *gemmCache[T]) put(b *gemmBufs[T]) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.free) < gemmCacheKeep {
-		c.free = append(c.free, b)
-	}
-}
-
-// sgemmKit is the float32 GEMM: the AVX-512 kernels where the CPU has them
-// (and sgemmAVX512 is set), else the AVX2 one.
-// The kits are built once: a product of a small model must not pay an
-// allocation for them.
-func sgemmKit() *gemmKit[float32] {
-	if sgemmAVX512 {
-		return sgemmKitZ
-	}
-	return sgemmKit2
-}
-
-var (
-	sgemmKitZ = &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ, direct: gemmDirectA,
-		packA: packA, packB: packB, macro: sgemmMacroZ, gemv: sgemv, outer: souter, bufs: &sgemmBufs}
-	sgemmKit2 = &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNR, kc: gemmKC, mc: gemmMC,
-		packA: packA, packB: packB, macro: sgemmMacro, bufs: &sgemmBufs}
-)
-
-// dgemmKit is the float64 GEMM, with the AVX-512 kernels (dgemmAsm).
-func dgemmKit() *gemmKit[float64] {
-	return &gemmKit[float64]{mr: gemmMR, nr: dgemmNR, nb: 4 * dgemmNR, kc: dgemmKC, mc: dgemmMC, direct: gemmDirectA,
-		packA: packAGo[float64], packB: packBGo[float64], macro: dgemmMacroZ, bufs: &dgemmBufs}
-}
 
 // matMulSgemm is MatMul for float32 through sgemm.
 func matMulSgemm(dst []float32, dl Layout, a []float32, al Layout, bm []float32, bl Layout) {

@@ -394,3 +394,20 @@ func TestSplitFor(t *testing.T) {
 		t.Errorf("splitFor(256, 2, 192, 6) = %d blocks of up to %d rows, want 8 of up to 36", s.count, s.most())
 	}
 }
+
+// TestSgemmKitFollowsBlocking checks that the kit built once at start-up
+// gives way to one with the blocking a benchmark sets.
+func TestSgemmKitFollowsBlocking(t *testing.T) {
+	if !cpuAVX512 {
+		t.Skip("no AVX-512")
+	}
+	defer func(direct, on bool) { gemmDirectA, sgemmAVX512 = direct, on }(gemmDirectA, sgemmAVX512)
+	sgemmAVX512 = true
+	if k := sgemmKit(); k != sgemmKitZ {
+		t.Fatalf("sgemmKit() built a kit with the blocking unchanged")
+	}
+	gemmDirectA = !gemmDirectA
+	if k := sgemmKit(); k.direct != gemmDirectA {
+		t.Fatalf("sgemmKit().direct = %v after gemmDirectA was set to %v", k.direct, gemmDirectA)
+	}
+}

@@ -156,3 +156,18 @@ func AddcdivVec[T Float](dst, a, b, c []T, v T) {
 		dst[i] = a[i] + v*b[i]/c[i]
 	}
 }
+
+// ClampVec sets dst = min(max(x, lo), hi) with Go's min and max, which
+// keep NaN and order signed zeros as math.Min and math.Max do.
+func ClampVec[T Float](dst, x []T, lo, hi T) {
+	x = x[:len(dst)]
+	// The vector loop's max and min agree with Go's except on zeros of
+	// either sign and NaN bounds.
+	if zRun[T](len(dst)) && lo != 0 && hi != 0 && lo == lo && hi == hi {
+		clampZ(p32(dst), p32(x), len(dst), f32(lo), f32(hi))
+		return
+	}
+	for i, v := range x {
+		dst[i] = min(max(v, lo), hi)
+	}
+}

@@ -36,3 +36,6 @@ func addcmulZ(dst, a, b, c *float32, n int, v float32)
 
 //go:noescape
 func addcdivZ(dst, a, b, c *float32, n int, v float32)
+
+//go:noescape
+func clampZ(dst, x *float32, n int, lo, hi float32)

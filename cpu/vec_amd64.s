@@ -405,6 +405,65 @@ sqrtZ_done:
 	VZEROUPPER
 	RET
 
+// func clampZ(dst *float32, x *float32, n int, lo float32, hi float32)
+//
+// Sets dst_i = min(max(x_i, lo), hi) for lo and hi neither zero nor NaN.
+TEXT ·clampZ(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS lo+24(FP), Z8
+	VBROADCASTSS hi+28(FP), Z9
+	CMPQ CX, $64
+	JB   clampZ_one
+clampZ_four:
+	VMOVUPS 0(SI), Z0
+	VMAXPS Z0, Z8, Z0
+	VMINPS Z0, Z9, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMAXPS Z1, Z8, Z1
+	VMINPS Z1, Z9, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VMAXPS Z2, Z8, Z2
+	VMINPS Z2, Z9, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VMAXPS Z3, Z8, Z3
+	VMINPS Z3, Z9, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  clampZ_four
+clampZ_one:
+	CMPQ CX, $16
+	JB   clampZ_tail
+	VMOVUPS 0(SI), Z0
+	VMAXPS Z0, Z8, Z0
+	VMINPS Z0, Z9, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  clampZ_one
+clampZ_tail:
+	TESTQ CX, CX
+	JZ    clampZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMAXPS Z0, Z8, Z0
+	VMINPS Z0, Z9, Z0
+	VMOVUPS Z0, K1, 0(DI)
+clampZ_done:
+	VZEROUPPER
+	RET
+
 // func addcmulZ(dst *float32, a *float32, b *float32, c *float32, n int, v float32)
 //
 // Sets dst_i = a_i + v·b_i·c_i.

@@ -15,3 +15,4 @@ func mulScalarZ(dst, x *float32, n int, y float32)     { panic("cpu: no vector l
 func sqrtZ(dst, x *float32, n int)                     { panic("cpu: no vector loops") }
 func addcmulZ(dst, a, b, c *float32, n int, v float32) { panic("cpu: no vector loops") }
 func addcdivZ(dst, a, b, c *float32, n int, v float32) { panic("cpu: no vector loops") }
+func clampZ(dst, x *float32, n int, lo, hi float32)    { panic("cpu: no vector loops") }

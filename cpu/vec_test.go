@@ -51,6 +51,9 @@ func TestVecLoopsMatchGo(t *testing.T) {
 		"SqrtVec":      func(d, a, _, _ []float32) { SqrtVec(d, a) },
 		"AddcmulVec":   func(d, a, b, c []float32) { AddcmulVec(d, a, b, c, 0.37) },
 		"AddcdivVec":   func(d, a, b, c []float32) { AddcdivVec(d, a, b, c, -1.9) },
+		"ClampVec":     func(d, a, _, _ []float32) { ClampVec(d, a, -0.5, 2) },
+		"ClampVec0":    func(d, a, _, _ []float32) { ClampVec(d, a, 0, 2) },
+		"ClampVecLoHi": func(d, a, _, _ []float32) { ClampVec(d, a, 3, -1) },
 	}
 	for name, f := range fns {
 		for _, n := range []int{0, 1, 15, 16, 17, 63, 64, 65, 130, 1000} {

@@ -233,24 +233,30 @@ func (b *gpuBackend) fill(dst *Tensor, v float64) {
 	b.elementwise("fill", expr, [2]float64{v}, dst)
 }
 
-func (b *gpuBackend) copy(dst, x *Tensor) { b.elementwise("copy", "x", [2]float64{}, dst, x) }
+func (b *gpuBackend) copy(dst, x *Tensor) {
+	if !b.copyFused(dst, x) {
+		b.elementwise("copy", "x", [2]float64{}, dst, x)
+	}
+}
 
 func (b *gpuBackend) cast(dst, x *Tensor) {
 	defer unpin(pin(dst, x))
-	var expr string
+	b.elementwise("Cast", castExpr(x.dtype, dst.dtype), [2]float64{}, dst, x)
+}
+
+// castExpr is the WGSL expression converting x of dtype from to to.
+func castExpr(from, to DType) string {
 	switch {
-	case dst.dtype == Bool && x.dtype == Float32:
+	case to == Bool && from == Float32:
 		// bool(NaN) is true, as in Go and PyTorch; the bit test survives
 		// compilers that assume no NaN (lavapipe folds NaN != 0 to false).
-		expr = "x != 0.0 || isnan_(x)"
-	case dst.dtype == Bool:
-		expr = "x != " + wgslZero(x.dtype)
-	case x.dtype == Bool:
-		expr = "select(" + wgslZero(dst.dtype) + ", " + wgslOne(dst.dtype) + ", x)"
-	default:
-		expr = wgslType(dst.dtype) + "(x)"
+		return "x != 0.0 || isnan_(x)"
+	case to == Bool:
+		return "x != " + wgslZero(from)
+	case from == Bool:
+		return "select(" + wgslZero(to) + ", " + wgslOne(to) + ", x)"
 	}
-	b.elementwise("Cast", expr, [2]float64{}, dst, x)
+	return wgslType(to) + "(x)"
 }
 
 func wgslZero(dt DType) string {
@@ -293,6 +299,9 @@ func (b *gpuBackend) where(dst, cond, x, y *Tensor) {
 }
 
 func (b *gpuBackend) reduce(op Op, dst, x *Tensor) {
+	if b.reduceFused(op, dst, x) {
+		return
+	}
 	defer unpin(pin(dst, x))
 	p, err := wgsl.Reduce(op.info().reduce.wgsl, wgslType(x.dtype), wlay(dst), wlay(x), b.lim)
 	b.runPlan(op.String(), p, err, map[string]*device.Buffer{"out": gbuf(dst), "x": gbuf(x)})

@@ -391,8 +391,11 @@ func (x *Tensor) Cast(dt DType) *Tensor {
 	checkDType("Cast", dt, x)
 	x.storage("Cast")
 	checkHoldsDType("Cast", x.Device(), dt, "", x)
-	out := newTensor(dt, x.shape, x.Device())
-	backendOf(x.Device()).cast(out, x)
+	out := fuseCast(x, dt)
+	if out == nil {
+		out = newTensor(dt, x.shape, x.Device())
+		backendOf(x.Device()).cast(out, x)
+	}
 	if !dt.IsFloat() || !x.dtype.IsFloat() {
 		settle(out, []*Tensor{x}, nil)
 		return out

@@ -137,6 +137,8 @@ type fexpr struct {
 	scalar DType // the dtype every numeric node computes in (Bool if none)
 	leaves []*Tensor
 	nodes  []fnode
+	hasMM  bool  // a node is a matmul (fuse_matmul.go)
+	mat    mmMap // how shape maps onto the matmul's (B, M, N)
 }
 
 // An fnode is one op of an expression: its row, its arguments (a leaf
@@ -146,6 +148,8 @@ type fexpr struct {
 type fnode struct {
 	konst bool // a constant: p[0] as out, no row (a pending Full)
 	ident bool // a copy of its one argument, no row (a pending Clone)
+	mm    bool // the matmul of its two leaves, no row (fuse_matmul.go)
+	cast  bool // its argument (of dtype ct) cast to out, no row (GPUs only)
 	op    Op
 	args  [3]int
 	nargs int
@@ -230,7 +234,7 @@ func build(op Op, p [2]float64, ct, out DType, shape []int, scalar DType, ins []
 // retaining its storage, and returns its argument index.
 func (e *fexpr) leaf(x *Tensor) int {
 	for j, l := range e.leaves {
-		if l.ref.s == x.ref.s && l.offset == x.offset && slices.Equal(l.strides, x.strides) {
+		if l.ref.s == x.ref.s && l.offset == x.offset && slices.Equal(l.strides, x.strides) && slices.Equal(l.shape, x.shape) {
 			return -j - 1
 		}
 	}
@@ -248,8 +252,12 @@ func (e *fexpr) leaf(x *Tensor) int {
 func (e *fexpr) inline(x *Tensor) (int, bool) {
 	s := x.ref.s
 	pe := s.pend.Load()
-	if pe == nil || (pe.scalar != Bool && e.scalar != Bool && pe.scalar != e.scalar) {
-		return 0, false
+	if pe == nil || (pe.scalar != Bool && e.scalar != Bool && pe.scalar != e.scalar && (pe.usesPow() || e.usesPow())) {
+		return 0, false // each node has its scalars' type, but pow_ has one variant per kernel
+	}
+	if pe.hasMM && (e.hasMM || e.dtype != Float32 || x.offset != 0 ||
+		!slices.Equal(x.shape, pe.shape) || !layout.IsContiguous(x.shape, x.strides)) {
+		return 0, false // one matmul, its product read element for element, a Float32 result
 	}
 	if len(e.nodes)+len(pe.nodes)+1 > maxFusedNodes {
 		return 0, false
@@ -295,10 +303,24 @@ func (e *fexpr) inline(x *Tensor) (int, bool) {
 		}
 		e.nodes = append(e.nodes, n)
 	}
-	if pe.scalar != Bool {
+	if pe.scalar != Bool && (e.scalar == Bool || pe.usesPow()) {
 		e.scalar = pe.scalar
 	}
+	if pe.hasMM {
+		e.hasMM, e.mat = true, pe.mat
+	}
 	return len(e.nodes) - 1, true
+}
+
+// usesPow reports whether a node of e calls the prelude's pow_, whose
+// variant the kernel's scalar type (e.scalar) picks.
+func (e *fexpr) usesPow() bool {
+	for _, n := range e.nodes {
+		if !n.mm && strings.Contains(n.expr(), "pow_(") {
+			return true
+		}
+	}
+	return false
 }
 
 // dropLeavesFrom releases the leaves from index i on.

@@ -1,7 +1,10 @@
 package tensor
 
 import (
+	"slices"
+
 	"github.com/tessera-ml/tessera/device"
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/kernels/wgsl"
 )
 
@@ -13,19 +16,12 @@ func (b *gpuBackend) fusable(n int) bool {
 // fused records e into dst (any layout) as one dispatch of the elementwise template: each node
 // is its row's WGSL expression (wgsl.Fused).
 func (b *gpuBackend) fused(dst *Tensor, e *fexpr) {
-	defer unpin(pin(e.leaves...))
-	nodes := make([]wgsl.FusedNode, len(e.nodes))
-	for k, n := range e.nodes {
-		nodes[k] = wgsl.FusedNode{Args: n.args[:n.nargs], Out: wgslType(n.out), P0: n.p[0], P1: n.p[1]}
-		switch {
-		case n.konst:
-			nodes[k].Expr = "p0"
-		case n.ident:
-			nodes[k].Expr = "x"
-		default:
-			nodes[k].Expr = n.op.info().wgslFor(n.ct)
-		}
+	if e.hasMM {
+		b.fusedMatMul(dst, e)
+		return
 	}
+	defer unpin(pin(e.leaves...))
+	nodes, scalar := e.wgslNodes()
 	types := make([]string, len(e.leaves))
 	lays := make([]wgsl.Layout, len(e.leaves))
 	alias := make([]bool, len(e.leaves))
@@ -36,11 +32,129 @@ func (b *gpuBackend) fused(dst *Tensor, e *fexpr) {
 			bufs[wgsl.InputName(j)] = device.Binding{Buf: gbuf(l)}
 		}
 	}
-	scalar := wgsl.F32
-	if e.scalar == Int32 {
-		scalar = wgsl.I32
-	}
 	name := e.label()
 	k, err := wgsl.Fused(nodes, types, wgslType(dst.dtype), wgsl.ElementwiseArgs{Out: wlay(dst), In: lays, Alias: alias, ScalarType: scalar, Limits: b.lim})
 	b.runBound(name, k, err, bufs)
+}
+
+// wgslNodes are e's nodes for package wgsl's fused templates, and the
+// scalar type they compute in.
+func (e *fexpr) wgslNodes() ([]wgsl.FusedNode, string) {
+	nodes := make([]wgsl.FusedNode, len(e.nodes))
+	for k, n := range e.nodes {
+		nodes[k] = wgsl.FusedNode{Args: n.args[:n.nargs], Out: wgslType(n.out), P0: n.p[0], P1: n.p[1], Expr: n.expr()}
+		if n.ct == Int32 || n.ct == Float32 {
+			nodes[k].Scalar = wgslType(n.ct)
+		}
+	}
+	if e.scalar == Int32 {
+		return nodes, wgsl.I32
+	}
+	return nodes, wgsl.F32
+}
+
+// reduceFused records op over x into dst as one reduce kernel whose
+// prologue is x's pending expression, when x is a pending result read
+// element for element (not a matmul), and reports whether it did. x
+// stays pending: a later use realizes it as before.
+func (b *gpuBackend) reduceFused(op Op, dst, x *Tensor) bool {
+	s := x.ref.s
+	e := s.pend.Load()
+	if e == nil || e.hasMM || (x.dtype != Float32 && x.dtype != Int32) || x.offset != 0 ||
+		!slices.Equal(x.shape, e.shape) || !layout.IsContiguous(x.shape, x.strides) || !s.tryRetain() {
+		return false
+	}
+	defer s.release()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s.pend.Load() != e {
+		return false
+	}
+	defer unpin(pin(append([]*Tensor{dst}, e.leaves...)...))
+	nodes, scalar := e.wgslNodes()
+	pro := &wgsl.Prologue{Nodes: nodes, ScalarType: scalar}
+	bufs := map[string]*device.Buffer{"out": gbuf(dst)}
+	for j, l := range e.leaves {
+		pro.InTypes, pro.In = append(pro.InTypes, wgslType(l.dtype)), append(pro.In, wlay(l))
+		bufs[wgsl.InputName(j)] = gbuf(l)
+	}
+	p, err := wgsl.ReduceFused(op.info().reduce.wgsl, wgslType(x.dtype), wlay(dst), x.shape, pro, b.lim)
+	b.runPlan("fused "+op.String(), p, err, bufs)
+	counters.fusedKernels.Add(1)
+	counters.fusedOps.Add(int64(len(e.nodes)) + 1)
+	return true
+}
+
+// copyFused computes x's pending expression straight into dst (a slice
+// of a Stack or Cat, a CopyFrom target) when x is a pending result read
+// whole (its shape may gain or lose dims of 1, as Unsqueeze does) and dst
+// has x's shape and dtype, and reports whether it did: one kernel
+// instead of realizing x and copying it. x stays pending.
+func (b *gpuBackend) copyFused(dst, x *Tensor) bool {
+	s := x.ref.s
+	e := s.pend.Load()
+	if e == nil || x.offset != 0 || dst.dtype != e.dtype || !slices.Equal(dst.shape, x.shape) ||
+		!layout.IsContiguous(x.shape, x.strides) || !b.fusable(dst.ref.s.n) {
+		return false
+	}
+	view, ok := unitReshape(dst, e.shape)
+	if !ok || !s.tryRetain() {
+		return false
+	}
+	defer s.release()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s.pend.Load() != e || slices.ContainsFunc(e.leaves, func(l *Tensor) bool { return l.ref.s == dst.ref.s }) {
+		return false
+	}
+	defer unpin(pin(dst))
+	b.fused(view, e)
+	counters.fusedKernels.Add(1)
+	counters.fusedOps.Add(int64(len(e.nodes)))
+	return true
+}
+
+// unitReshape returns a bare view of t (holding no reference) with
+// shape, when shape is t's but for dims of 1.
+func unitReshape(t *Tensor, shape []int) (*Tensor, bool) {
+	if slices.Equal(t.shape, shape) {
+		return t, true
+	}
+	var strides []int
+	for i, n := range t.shape {
+		if n != 1 {
+			strides = append(strides, t.strides[i])
+		}
+	}
+	out := make([]int, len(shape))
+	j := 0
+	for i, n := range shape {
+		if n == 1 {
+			continue
+		}
+		if j == len(strides) || t.shape[indexOfNonUnit(t.shape, j)] != n {
+			return nil, false
+		}
+		out[i] = strides[j]
+		j++
+	}
+	if j != len(strides) {
+		return nil, false
+	}
+	v := &Tensor{dtype: t.dtype, offset: t.offset, ref: t.ref}
+	v.setLayout(shape, out)
+	return v, true
+}
+
+// indexOfNonUnit returns the index in shape of its j-th dim that is not 1.
+func indexOfNonUnit(shape []int, j int) int {
+	for i, n := range shape {
+		if n != 1 {
+			if j == 0 {
+				return i
+			}
+			j--
+		}
+	}
+	return -1
 }

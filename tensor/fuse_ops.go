@@ -32,6 +32,9 @@ func fuseClone(t *Tensor) *Tensor {
 	}
 	mustFit("Clone", t.dtype, n, t.Device(), t)
 	e := &fexpr{shape: slices.Clone(t.shape), dtype: t.dtype, scalar: Bool}
+	if pe := t.ref.s.pend.Load(); pe != nil && pe.hasMM {
+		t.ref.s.realize() // a copy of a product: compute the product once
+	}
 	if _, ok := e.inline(t); !ok {
 		// A realized t: a pending copy, computed when used (an in-place
 		// update reading it inlines it and reads t).
@@ -40,6 +43,28 @@ func fuseClone(t *Tensor) *Tensor {
 	}
 	counters.pendingOps.Add(1)
 	return newPendingTensor(e, t.Device())
+}
+
+// fuseCast returns x cast to dt as a pending tensor on a GPU (a
+// consumer such as a sum inlines the cast), or nil when fusion is off,
+// x is not on a GPU, or is empty or too big to bind whole.
+func fuseCast(x *Tensor, dt DType) *Tensor {
+	n, dev := x.Numel(), x.Device()
+	if dev.Kind != KindGPU || !fuses(dev, n) || n == 0 || !backendOf(dev).fusable(n) || !backendOf(dev).fusable(x.ref.s.n) {
+		return nil
+	}
+	mustFit("Cast", dt, n, dev, x)
+	e := &fexpr{shape: slices.Clone(x.shape), dtype: dt, scalar: Bool}
+	node := fnode{cast: true, nargs: 1, ct: x.dtype, out: dt}
+	if a, ok := e.inline(x); ok {
+		node.args[0] = a
+	} else {
+		x.ref.s.realize()
+		node.args[0] = e.leaf(x)
+	}
+	e.nodes = append(e.nodes, node)
+	counters.pendingOps.Add(1)
+	return newPendingTensor(e, dev)
 }
 
 // fuseInPlace computes op on ins (the target t first, then the operands
@@ -69,9 +94,14 @@ func fuseInPlace(op Op, p [2]float64, t *Tensor, ins ...*Tensor) bool {
 	}
 	defer e.drop(nil)
 	for _, l := range e.leaves {
-		if l.ref.s == t.ref.s && (l.offset != t.offset || !slices.Equal(l.strides, t.strides)) {
+		if l.ref.s == t.ref.s && (l.offset != t.offset || !slices.Equal(l.strides, t.strides) || e.hasMM && !slices.Equal(l.shape, t.shape)) {
 			return false
 		}
+	}
+	if e.hasMM && slices.ContainsFunc(e.nodes, func(n fnode) bool {
+		return n.mm && (e.leaves[-n.args[0]-1].ref.s == t.ref.s || e.leaves[-n.args[1]-1].ref.s == t.ref.s)
+	}) {
+		return false // the product reads t: other workgroups would see it half written
 	}
 	defer unpin(pin(t))
 	b.fused(t, e)
@@ -105,6 +135,10 @@ func (e *fexpr) label() string {
 		return "fused fill"
 	case last.ident:
 		return "fused copy"
+	case last.mm:
+		return "fused MatMul"
+	case last.cast:
+		return "fused Cast"
 	}
 	return "fused " + last.op.String()
 }

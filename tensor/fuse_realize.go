@@ -93,6 +93,85 @@ func (s *storage) removeReader(r *storage) {
 	s.rmu.Unlock()
 }
 
+// detachReaders prepares t's storage s for an in-place op on t with
+// operands ys. Pending results that read s must see it as it is now.
+// When t covers s whole on a GPU and no operand is a view of s, s gets
+// a fresh buffer, which the op writes, and its old buffer moves to a new
+// storage that those results read from then on (copy on write): they
+// stay pending, and a result nobody reads again (the forward products of
+// a training step, read by nothing after the optimizer's update) costs
+// nothing. src is then a view of the old values, for the op to read, and
+// done releases it once the op is recorded. Otherwise the readers get
+// a copy of s or are realized now (prepareWrite), src is t and done does
+// nothing.
+func (t *Tensor) detachReaders(ys []*Tensor) (src *Tensor, done func()) {
+	s := t.ref.s
+	if !t.coversStorage() || t.Device().Kind == KindCPU || s.pend.Load() != nil || !s.hasPendingReaders() ||
+		slices.ContainsFunc(ys, func(y *Tensor) bool { return y.ref.s == s }) {
+		s.prepareWrite()
+		return t, func() {}
+	}
+	buf, err := alloc(s.dtype, s.n, s.device)
+	if err != nil {
+		s.prepareWrite()
+		return t, func() {}
+	}
+	countAlloc(s.dtype, s.n)
+	old := &storage{dtype: s.dtype, device: s.device, n: s.n, buf: s.buf}
+	old.refs.Store(1) // src's, until done
+	liveStorages.Add(1)
+	s.rmu.Lock()
+	readers := s.readers
+	s.readers = nil
+	s.rmu.Unlock()
+	for _, r := range readers {
+		r.moveLeaves(s, old)
+	}
+	s.buf = buf
+	src = &Tensor{dtype: t.dtype, ref: &ref{s: old, borrowed: true}}
+	src.setLayout(t.shape, t.strides)
+	return src, old.release
+}
+
+// coversStorage reports whether t is every element of its storage once,
+// in order.
+func (t *Tensor) coversStorage() bool {
+	return t.offset == 0 && t.Numel() == t.ref.s.n && layout.IsContiguous(t.shape, t.strides)
+}
+
+// hasPendingReaders reports whether a pending storage reads s.
+func (s *storage) hasPendingReaders() bool {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return slices.ContainsFunc(s.readers, func(r *storage) bool { return r.pend.Load() != nil })
+}
+
+// moveLeaves makes r's expression, if r is still pending, read old
+// wherever it read from, moving the references and the reader entry.
+func (r *storage) moveLeaves(from, to *storage) {
+	e := r.pend.Load()
+	if e == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r.pend.Load() != e {
+		return
+	}
+	moved := false
+	for _, l := range e.leaves {
+		if l.ref.s == from {
+			to.refs.Add(1)
+			l.ref.s = to
+			from.release()
+			moved = true
+		}
+	}
+	if moved {
+		to.addReader(r)
+	}
+}
+
 // flushReaders realizes every pending storage that reads s, before an
 // in-place op writes s.
 func (s *storage) flushReaders() {

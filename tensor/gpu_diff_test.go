@@ -89,6 +89,13 @@ var diffOps = []diffOp{
 	{"matmul-transposed", func(e *diffEnv, a, b *tensor.Tensor) *tensor.Tensor {
 		return a.MatMul(b.T()).MatMul(a).MulScalar(1 / float64(e.r*e.c)).Tanh()
 	}},
+	{"matmul-epilogues", func(e *diffEnv, a, b *tensor.Tensor) *tensor.Tensor {
+		return a.MatMul(e.w).Add(b.MatMul(e.w)).ReLU().MatMul(e.v).MulScalar(1 / float64(e.c*e.v.Shape()[0])).Tanh()
+	}},
+	{"reduce-prologues", func(e *diffEnv, a, b *tensor.Tensor) *tensor.Tensor {
+		masked := tensor.Where(a.Gt(b), b.Tanh().Exp(), a.Neg()).SumDims([]int{1}, true).DivScalar(float64(e.c))
+		return a.Sub(masked).Add(a.GtScalar(0).Cast(tensor.Float32).Mean())
+	}},
 	{"index-select", func(e *diffEnv, a, b *tensor.Tensor) *tensor.Tensor { return a.IndexSelect(0, e.perm).Add(b).Tanh() }},
 	{"index-add", func(e *diffEnv, a, b *tensor.Tensor) *tensor.Tensor { return b.IndexAdd(0, e.perm, a).MulScalar(0.5) }},
 	{"scatter-add", func(e *diffEnv, a, b *tensor.Tensor) *tensor.Tensor {

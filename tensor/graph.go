@@ -260,13 +260,19 @@ func (t *Tensor) RegisterHook(h func(grad *Tensor) *Tensor) {
 	if h == nil {
 		fail("RegisterHook", ErrArgument, "the hook is nil", t)
 	}
-	t.hooks = append(t.hooks, h)
+	if t.hooks == nil {
+		t.hooks = new([]func(*Tensor) *Tensor)
+	}
+	*t.hooks = append(*t.hooks, h)
 }
 
 // Hooks returns t's gradient hooks in registration order.
 func (t *Tensor) Hooks() []func(*Tensor) *Tensor {
 	t.nonNil("Hooks", 0)
-	return t.hooks
+	if t.hooks == nil {
+		return nil
+	}
+	return *t.hooks
 }
 
 // Detach returns a view of t's storage that is cut from the graph: a

@@ -12,14 +12,10 @@ import (
 
 // checkInPlace validates t as the target of an in-place op and returns
 // the operands, cast to t's dtype, broadcast to t's shape, and copied
-// first when they overlap t with another layout.
-func (t *Tensor) checkInPlace(op string, operands ...*Tensor) []*Tensor {
-	return t.checkInPlaceKeeping(op, nil, operands...)
-}
-
-// checkInPlaceKeeping is checkInPlace leaving keep, a pending reader of
-// t that the op itself computes into t (CopyFrom), as it is.
-func (t *Tensor) checkInPlaceKeeping(op string, keep *storage, operands ...*Tensor) []*Tensor {
+// first when they overlap t with another layout; and src, the view the
+// op reads t's values through (t, or its old memory when pending results
+// read t: see detachReaders), with done to call once the op is recorded.
+func (t *Tensor) checkInPlace(op string, operands ...*Tensor) (src *Tensor, ys []*Tensor, done func()) {
 	t.nonNil(op, 1, operands...)
 	t.storage(op)
 	if t.requiresGrad && t.Context().GradEnabled() {
@@ -32,23 +28,41 @@ func (t *Tensor) checkInPlaceKeeping(op string, keep *storage, operands ...*Tens
 				"(an expanded view); call Clone first", t)
 		}
 	}
-	defer t.ref.s.prepareWrite(keep) // pending results that read t see it as it is now
 	out := make([]*Tensor, len(operands))
 	for i, y := range operands {
 		y.storage(op)
 		if y.Device() != t.Device() {
 			fail(op, ErrDevice, "operands are on different devices", t, y)
 		}
-		if !slices.Equal(broadcastShapes(op, []*Tensor{t, y}), t.shape) {
+		if !broadcastsTo(y.shape, t.shape) {
 			fail(op, ErrShape, "the operand must broadcast to the target's shape", t, y)
 		}
-		y = y.Detach().Cast(t.dtype)
+		if y.dtype != t.dtype { // a cast of its own, recorded by nothing
+			y = y.Detach().Cast(t.dtype)
+		}
 		if y.SharesStorage(t) && (y.offset != t.offset || !slices.Equal(y.strides, t.strides) || !slices.Equal(y.shape, t.shape)) {
 			y = y.Clone()
 		}
 		out[i] = y.broadcastView(t.shape)
 	}
-	return out
+	src, done = t.detachReaders(out) // pending results that read t see it as it is now
+	return src, out, done
+}
+
+// broadcastsTo reports whether shape broadcasts to target, NumPy
+// style, as broadcastShapes of the two giving target would, without
+// allocating.
+func broadcastsTo(shape, target []int) bool {
+	lead := len(target) - len(shape)
+	if lead < 0 {
+		return false
+	}
+	for i, d := range shape {
+		if d != target[lead+i] && d != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // checkResultType panics with ErrDType for the in-place op name when op
@@ -69,30 +83,38 @@ func (t *Tensor) checkResultType(name string, op Op, p ...float64) {
 
 func (t *Tensor) binaryInPlace(op Op, y *Tensor) *Tensor {
 	name := op.String() + "InPlace"
-	ys := t.checkInPlace(name, y)
+	t.nonNil(name, 1, y)
 	t.checkResultType(name, op)
-	if !fuseInPlace(op, [2]float64{}, t, t, ys[0]) {
-		backendOf(t.Device()).binary(op, t, t, ys[0])
+	src, ys, done := t.checkInPlace(name, y)
+	defer done()
+	if !extendPending(op, [2]float64{}, t, src, ys[0]) && !deferInPlace(op, [2]float64{}, t, src, ys[0]) &&
+		!fuseInPlace(op, [2]float64{}, t, src, ys[0]) {
+		backendOf(t.Device()).binary(op, t, src, ys[0])
 	}
 	t.bumpVersion()
 	return t
 }
 
 func (t *Tensor) unaryInPlace(name string, op Op, p0, p1 float64) *Tensor {
-	t.checkInPlace(name)
+	t.nonNil(name, 0)
 	t.checkResultType(name, op, p0, p1)
-	if !extendPending(op, [2]float64{p0, p1}, t) {
-		backendOf(t.Device()).unary(op, [2]float64{p0, p1}, t, t)
+	src, _, done := t.checkInPlace(name)
+	defer done()
+	if !extendPending(op, [2]float64{p0, p1}, t, src) {
+		backendOf(t.Device()).unary(op, [2]float64{p0, p1}, t, src)
 	}
 	t.bumpVersion()
 	return t
 }
 
 func (t *Tensor) ternaryInPlace(name string, op Op, b, c *Tensor, value float64) *Tensor {
-	ys := t.checkInPlace(name, b, c)
+	t.nonNil(name, 1, b, c)
 	t.checkResultType(name, op)
-	if !fuseInPlace(op, [2]float64{value}, t, t, ys[0], ys[1]) {
-		backendOf(t.Device()).ternary(op, value, t, t, ys[0], ys[1])
+	src, ys, done := t.checkInPlace(name, b, c)
+	defer done()
+	if !extendPending(op, [2]float64{value}, t, src, ys[0], ys[1]) && !deferInPlace(op, [2]float64{value}, t, src, ys[0], ys[1]) &&
+		!fuseInPlace(op, [2]float64{value}, t, src, ys[0], ys[1]) {
+		backendOf(t.Device()).ternary(op, value, t, src, ys[0], ys[1])
 	}
 	t.bumpVersion()
 	return t
@@ -154,14 +176,13 @@ func (t *Tensor) ClampInPlace(lo, hi float64) *Tensor {
 }
 
 // CopyFrom copies src (broadcast to t's shape, cast to t's dtype) into t.
-// A pending src that reads t (an optimizer's state update, such as
-// m.CopyFrom(m·β + g·(1-β))) is computed straight into t, one fused kernel.
+// A pending src (an optimizer's state update, m.CopyFrom(m·β + g·(1-β)),
+// say) is computed straight into t, one fused kernel, reading t's old
+// values (copy on write, detachReaders).
 func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
-	keep := assignable(t, src)
-	ys := t.checkInPlaceKeeping("CopyFrom", keep, src)
-	if keep == nil || !assignPending(t, ys[0]) {
-		backendOf(t.Device()).copy(t, ys[0])
-	}
+	_, ys, done := t.checkInPlace("CopyFrom", src)
+	defer done()
+	copyInto(backendOf(t.Device()), t, ys[0])
 	t.bumpVersion()
 	return t
 }
@@ -169,8 +190,10 @@ func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
 // Fill sets every element of t to v. It panics with ErrArgument when v
 // does not fit t's dtype (see Full).
 func (t *Tensor) Fill(v float64) *Tensor {
-	t.checkInPlace("Fill")
+	t.nonNil("Fill", 0)
 	checkScalar("Fill", v, t.dtype, t)
+	_, _, done := t.checkInPlace("Fill")
+	defer done()
 	backendOf(t.Device()).fill(t, v)
 	t.bumpVersion()
 	return t

@@ -6,35 +6,41 @@ import (
 	"github.com/tessera-ml/tessera/internal/layout"
 )
 
-// extendPending applies the unary elementwise op to t in place by
-// extending t's pending expression (fusion), so that the op costs no
-// kernel until t is used, and reports whether it did; it declines when t
-// is not pending, is not the whole of its pending result (a view with an
-// offset or other strides), the op does not fuse in t's dtype, or the
-// longer expression would exceed the fusion limits (the caller then runs
-// the op as before). nn.ClipGradValue on an accumulated gradient is the
-// case it serves: the clamp joins the pending sum and the optimizer's
-// fused update computes both. Ops with operands do not extend: a
-// long-lived pending tensor updated in place step after step (a
-// parameter or optimizer state made by Zeros) would hold its operands of
-// earlier steps until the expression filled up.
-func extendPending(op Op, p [2]float64, t *Tensor) bool {
+// extendPending applies the elementwise op to t in place by extending
+// t's pending expression (fusion), so that the op costs no kernel until
+// t is used: ins are the operands as the in-place op computes them (t
+// first, then the others cast to t's dtype and broadcast to its shape).
+// It reports whether it did; it declines when t is not pending, is not
+// the whole of its pending result (a view with an offset or other
+// strides), requires grad (a parameter: made by Zeros and updated in
+// place every step, its expression would hold earlier steps' gradients
+// until it filled up), the op does not fuse in t's dtype, or the longer
+// expression would exceed the fusion limits (the caller then runs the op
+// as before). Gradients summed in place by backward and clipped by
+// nn.ClipGradValue are the cases it serves: the sum and the clamp stay
+// pending and the optimizer's fused update computes them.
+func extendPending(op Op, p [2]float64, t *Tensor, ins ...*Tensor) bool {
 	s := t.ref.s
 	old := s.pend.Load()
-	if old == nil || !fuses(t.Device(), t.Numel()) || !fusable(op, t.dtype) ||
+	if old == nil || t.requiresGrad || !fuses(t.Device(), t.Numel()) || !fusable(op, t.dtype) ||
 		t.offset != 0 || !slices.Equal(t.shape, old.shape) || !layout.IsContiguous(t.shape, t.strides) {
 		return false
+	}
+	for _, x := range ins[1:] {
+		if x.ref.s == s { // reads t through another view: keep it simple
+			return false
+		}
 	}
 	scalar := Bool
 	if t.dtype != Bool {
 		scalar = t.dtype
 	}
-	e := build(op, p, t.dtype, t.dtype, t.shape, scalar, []*Tensor{t}, true)
+	e := build(op, p, t.dtype, t.dtype, t.shape, scalar, ins, true)
 	if e == nil {
 		return false
 	}
-	// build realized t when it could not inline it (then t is a leaf of
-	// e): the caller's eager op runs on the result.
+	// build realized t when it could not inline it (then t has a leaf on
+	// its own storage): the caller's eager op runs on the result.
 	if slices.ContainsFunc(e.leaves, func(l *Tensor) bool { return l.ref.s == s }) || !swapPending(s, old, e) {
 		e.drop(nil)
 		return false
@@ -67,15 +73,12 @@ func swapPending(s *storage, old, e *fexpr) bool {
 // nobody reads again (intermediates of a forward pass, still in scope,
 // that read a parameter the optimizer updates), and each would otherwise
 // cost a kernel now.
-// The reader keep (nil for none) is left as it is.
-func (s *storage) prepareWrite(keep *storage) {
+func (s *storage) prepareWrite() {
 	s.rmu.Lock()
-	rs := slices.DeleteFunc(slices.Clone(s.readers), func(r *storage) bool { return r == keep })
+	rs := slices.Clone(s.readers)
 	s.rmu.Unlock()
 	if len(rs) < 2 || s.pend.Load() != nil {
-		for _, r := range rs {
-			r.realize()
-		}
+		s.flushReaders()
 		return
 	}
 	snap := &storage{}
@@ -157,56 +160,56 @@ func realizeLargestPending(ins []*Tensor) bool {
 	return true
 }
 
-// assignable returns src's storage when CopyFrom may compute src's
-// pending expression straight into t: src is a whole pending result of
-// t's shape, dtype and device, t is realized, and fusion is on for it;
-// else nil.
-func assignable(t, src *Tensor) *storage {
-	if t == nil || src == nil || t.ref == nil || src.ref == nil {
-		return nil
-	}
-	s, pe := src.ref.s, src.ref.s.pend.Load()
-	if pe == nil || t.ref.s.pend.Load() != nil || src.dtype != t.dtype || src.Device() != t.Device() ||
-		src.offset != 0 || !slices.Equal(src.shape, t.shape) || !slices.Equal(pe.shape, t.shape) ||
-		!layout.IsContiguous(src.shape, src.strides) || !fuses(t.Device(), t.Numel()) ||
-		!backendOf(t.Device()).fusable(t.ref.s.n) {
-		return nil
-	}
-	return s
-}
-
-// assignPending computes the pending src (assignable) into t as one
-// fused kernel and reports whether it did; it declines when src's
-// expression reads t's storage in another layout (an element written
-// before another reads it). src then holds t's new value: its expression
-// becomes a copy of t, realized if t is written again while src lives.
-func assignPending(t, src *Tensor) bool {
-	old := src.ref.s.pend.Load()
-	if old == nil {
+// deferInPlace turns an elementwise in-place op on the realized t into a
+// pending expression of t's old values and the operands, and reports
+// whether it did: t's storage gives its buffer (or, after a copy on
+// write, the buffer of its old values, src's) to the expression as a
+// leaf and is computed when used, so a run of in-place updates (the sum
+// backward accumulates into a gradient, term after term) costs one
+// kernel per filled expression instead of one per update. It declines,
+// leaving the op to run now, on the CPU, when fusion is off, for a t
+// that is a view of part of its storage, requires grad or is kept
+// (parameters and optimizer state, updated every step: their
+// expressions would hold earlier steps' operands), and for ops that do
+// not fuse. ins are the operands as the op computes them, src (t's old
+// values) first.
+func deferInPlace(op Op, p [2]float64, t *Tensor, ins ...*Tensor) bool {
+	s := t.ref.s
+	n := t.Numel()
+	if t.Device().Kind == KindCPU || s.pend.Load() != nil || t.requiresGrad || t.kept.Load() || !t.coversStorage() ||
+		!fuses(t.Device(), n) || !fusable(op, t.dtype) || !backendOf(t.Device()).fusable(s.n) || s.hasPendingReaders() {
 		return false
 	}
-	e := &fexpr{shape: slices.Clone(t.shape), dtype: t.dtype, scalar: old.scalar}
-	if _, ok := e.inline(src); !ok {
-		e.dropLeavesFrom(0)
-		return false
-	}
-	defer e.drop(nil)
-	for _, l := range e.leaves {
-		if l.ref.s == t.ref.s && (l.offset != t.offset || !slices.Equal(l.strides, t.strides)) {
+	for _, x := range ins[1:] {
+		if x.ref.s == s || !backendOf(t.Device()).fusable(x.ref.s.n) {
 			return false
 		}
 	}
-	b := backendOf(t.Device())
-	func() {
-		defer unpin(pin(t))
-		b.fused(t, e)
-	}()
-	counters.fusedKernels.Add(1)
-	counters.fusedOps.Add(int64(len(e.nodes)))
-	copyOf := &fexpr{shape: slices.Clone(t.shape), dtype: t.dtype, scalar: Bool}
-	copyOf.nodes = append(copyOf.nodes, fnode{ident: true, args: [3]int{copyOf.leaf(t)}, nargs: 1, ct: t.dtype, out: t.dtype})
-	if !swapPending(src.ref.s, old, copyOf) {
-		copyOf.drop(nil)
+	src := ins[0]
+	if src.ref.s == s { // no copy on write happened: the old values move out of s
+		old := &storage{dtype: s.dtype, device: s.device, n: s.n, buf: s.buf}
+		old.refs.Store(1)
+		liveStorages.Add(1)
+		defer old.release() // the expression holds it from here
+		src = &Tensor{dtype: t.dtype, ref: &ref{s: old, borrowed: true}}
+		src.setLayout(t.shape, t.strides)
+	} else { // s holds a fresh, unwritten buffer: not needed until realized
+		backendOf(s.device).free(s.dtype, s.buf)
 	}
+	s.buf = nil
+	scalar := Bool
+	if t.dtype != Bool {
+		scalar = t.dtype
+	}
+	args := append([]*Tensor{src}, ins[1:]...)
+	e := build(op, p, t.dtype, t.dtype, t.shape, scalar, args, true)
+	if e == nil {
+		e = build(op, p, t.dtype, t.dtype, t.shape, scalar, args, false)
+	}
+	for _, l := range e.leaves {
+		l.ref.s.addReader(s)
+	}
+	s.pend.Store(e)
+	counters.pendingOps.Add(1)
 	return true
 }

@@ -88,11 +88,14 @@ func matmulFlat(a, b *Tensor, m, k, n int) *Tensor {
 		shape = append(shape, n)
 	}
 	ins := []*Tensor{a, b}
-	out := newResult(a.dtype, shape, a.Device(), ins)
 	outVec := 0 // a 1-D result is a column, (m)
 	if a.Dim() == 1 {
 		outVec = 1 // or a row, (n)
 	}
+	if out := fuseMatMul(a.asMatrix(1, m, k), b.asMatrix(0, k, n), shape, mmMap{outVec, m, n}); out != nil {
+		return record(out, OpMatMul, Attrs{}, ins...)
+	}
+	out := newResult(a.dtype, shape, a.Device(), ins)
 	backendOf(a.Device()).matmul(out.asMatrix(outVec, m, n), a.asMatrix(1, m, k), b.asMatrix(0, k, n))
 	return record(out, OpMatMul, Attrs{}, ins...)
 }
@@ -133,7 +136,11 @@ func (t *Tensor) reshapeTo(shape ...int) *Tensor {
 
 // bmm is the primitive: (B,M,K)·(B,K,N) → (B,M,N), contiguous.
 func bmm(a, b *Tensor) *Tensor {
-	out := newTensor(a.dtype, []int{a.shape[0], a.shape[1], b.shape[2]}, a.Device())
+	shape := []int{a.shape[0], a.shape[1], b.shape[2]}
+	if out := fuseMatMul(a, b, shape, mmMap{}); out != nil {
+		return record(out, OpMatMul, Attrs{}, a, b)
+	}
+	out := newTensor(a.dtype, shape, a.Device())
 	backendOf(a.Device()).matmul(out, a, b)
 	return record(out, OpMatMul, Attrs{}, a, b)
 }

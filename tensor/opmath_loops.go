@@ -42,6 +42,9 @@ func tanhLoop[T cpu.Float]([2]float64) func(dst, x []T) {
 // signed zeros as math.Min and math.Max do.
 func clampLoop[T cpu.Float](p [2]float64) func(dst, x []T) {
 	lo, hi := p[0], p[1]
+	if float64(T(lo)) == lo && float64(T(hi)) == hi { // min and max are exact: computing in T gives the same values
+		return func(dst, x []T) { cpu.ClampVec(dst, x, T(lo), T(hi)) }
+	}
 	return func(dst, x []T) {
 		x = x[:len(dst)]
 		for i, v := range x {

@@ -156,6 +156,7 @@ func RandInt(low, high int, shape []int, opts ...Option) *Tensor {
 	// floor(u·n) in float32 can round up to n for n near 2^24; clamp.
 	n := float64(high - low)
 	r := u.MulScalar(n).Cast(Int32).Clamp(0, n-1).AddScalar(float64(low))
+	r.ref.s.setIndexRange(int64(low), int64(high-1), false) // the clamp's bounds: index ops need no device check
 	return r.Cast(o.dtype)
 }
 

@@ -16,24 +16,29 @@ import (
 // When grad mode is on and an input requires grad, a Tensor records the
 // op and inputs that produced it (Source); package autograd walks those
 // records backward. A Tensor never imports or calls autograd.
+//
+// The fields are ordered, and the rarely used hooks kept behind a
+// pointer, so that a Tensor fits the runtime's 192-byte size class: a
+// training step of a small model makes thousands of them.
 type Tensor struct {
 	ref     *ref
-	dtype   DType
 	shape   []int
 	strides []int
 	offset  int
 	dims    [2 * inlineRank]int // backing of shape and strides up to inlineRank dims (setLayout)
 
-	requiresGrad bool
-	node         *Node   // how this tensor was computed; nil for leaves
-	grad         *Tensor // accumulated gradient of a leaf (or a tensor that retains grad)
-	retainsGrad  bool
-	hooks        []func(*Tensor) *Tensor
+	node  *Node                      // how this tensor was computed; nil for leaves
+	grad  *Tensor                    // accumulated gradient of a leaf (or a tensor that retains grad)
+	hooks *[]func(*Tensor) *Tensor   // RegisterHook's, nil when there are none
+	ctx   *Context                   // the context it belongs to; nil means the default one
+	frame atomic.Pointer[scopeFrame] // the Scope that will release it, if any
 
-	ctx     *Context                   // the context it belongs to; nil means the default one
-	frame   atomic.Pointer[scopeFrame] // the Scope that will release it, if any
-	kept    atomic.Bool                // never released by a Scope (Keep)
-	guarded atomic.Bool                // its runtime cleanup is registered (guard)
+	kept    atomic.Bool // never released by a Scope (Keep)
+	guarded atomic.Bool // its runtime cleanup is registered (guard)
+
+	dtype        DType
+	requiresGrad bool
+	retainsGrad  bool
 }
 
 // Shape returns a copy of the tensor's shape.

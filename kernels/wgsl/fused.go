@@ -16,12 +16,34 @@ const MaxFusedNodes = 32
 // expression from the op table in x, y, z (its Args in order) and p0, p1
 // (its scalars, of the kernel's scalar type), giving a value of type Out
 // (f32, i32 or bool). An Arg below 0 is the kernel's input -Arg-1; one of
-// 0 or more is the result of that earlier node.
+// 0 or more is the result of that earlier node. Scalar is the type of
+// p0 and p1 (f32 or i32), "" meaning the kernel's scalar type.
 type FusedNode struct {
 	Expr   string
 	Args   []int
 	Out    string
 	P0, P1 float64
+	Scalar string
+}
+
+// scalarOf is the type of n's scalars in a kernel whose scalar type is
+// def.
+func (n FusedNode) scalarOf(def string) string {
+	if n.Scalar != "" {
+		return n.Scalar
+	}
+	return def
+}
+
+// fusedScalars packs the nodes' scalars, two per node, into the sc
+// params array.
+func fusedScalars(nodes []FusedNode, def string) []uint32 {
+	sc := make([]uint32, 4*vec4s(2*len(nodes)))
+	for k, n := range nodes {
+		st := n.scalarOf(def)
+		sc[2*k], sc[2*k+1] = scalarBits(n.P0, st), scalarBits(n.P1, st)
+	}
+	return sc
 }
 
 // Fused returns the kernel computing out = the last node of nodes over
@@ -48,10 +70,7 @@ func Fused(nodes []FusedNode, inTypes []string, outType string, a ElementwiseArg
 		return Kernel{}, err
 	}
 	pl.Fns, pl.NSc = fns, 2*len(nodes)
-	sc := make([]uint32, 4*vec4s(pl.NSc))
-	for k, n := range nodes {
-		sc[2*k], sc[2*k+1] = scalarBits(n.P0, a.ScalarType), scalarBits(n.P1, a.ScalarType)
-	}
+	sc := fusedScalars(nodes, a.ScalarType)
 	return pl.kernel(a, func(p *Params) { p.SetArray("sc", sc) })
 }
 
@@ -91,8 +110,12 @@ func fusedFns(nodes []FusedNode, inTypes []string, outType, scalar string) (stri
 			params = append(params, fmt.Sprintf("%s: %s", ewNames[i], t))
 			args = append(args, name)
 		}
-		params = append(params, "p0: "+scalar, "p1: "+scalar)
-		args = append(args, fmt.Sprintf("bitcast<%s>(%s)", scalar, ax("sc", 2*k)), fmt.Sprintf("bitcast<%s>(%s)", scalar, ax("sc", 2*k+1)))
+		st := n.scalarOf(scalar)
+		if st != F32 && st != I32 {
+			return "", fmt.Errorf("wgsl: Fused: node %d has scalar type %q", k, st)
+		}
+		params = append(params, "p0: "+st, "p1: "+st)
+		args = append(args, fmt.Sprintf("bitcast<%s>(%s)", st, ax("sc", 2*k)), fmt.Sprintf("bitcast<%s>(%s)", st, ax("sc", 2*k+1)))
 		fmt.Fprintf(&b, "fn f%d_(%s) -> %s {\n\treturn %s;\n}\n\n", k, strings.Join(params, ", "), n.Out, n.Expr)
 		fmt.Fprintf(&body, "\tlet t%d = f%d_(%s);\n", k, k, strings.Join(args, ", "))
 	}

@@ -91,11 +91,7 @@ func (e *MatMulEpilogue) setParams(p *Params) {
 		p.SetArray(fmt.Sprintf("es%d", k), u32s(l.Strides, 4, 0))
 	}
 	p.SetArray("eoffs", u32s(offs, 4*vec4s(len(e.In)), 0))
-	sc := make([]uint32, 4*vec4s(2*len(e.Nodes)))
-	for k, n := range e.Nodes {
-		sc[2*k], sc[2*k+1] = scalarBits(n.P0, e.scalarType()), scalarBits(n.P1, e.scalarType())
-	}
-	p.SetArray("sc", sc)
+	p.SetArray("sc", fusedScalars(e.Nodes, e.scalarType()))
 }
 
 func (e *MatMulEpilogue) scalarType() string {

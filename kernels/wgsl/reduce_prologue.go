@@ -42,8 +42,8 @@ type proPlan struct {
 // plan checks p against x's shape and the kernel's element type typ.
 func (p *Prologue) plan(shape []int, typ string) (*proPlan, error) {
 	n := len(p.In)
-	if n == 0 || n > MaxFusedInputs || len(p.InTypes) != n {
-		return nil, fmt.Errorf("wgsl: prologue: %d inputs with %d types (1 to %d)", n, len(p.InTypes), MaxFusedInputs)
+	if n > MaxFusedInputs || len(p.InTypes) != n {
+		return nil, fmt.Errorf("wgsl: prologue: %d inputs with %d types (at most %d)", n, len(p.InTypes), MaxFusedInputs)
 	}
 	pl := &proPlan{d: rdPro{PScalar: p.ScalarType, NPro: n, NSc: 2 * len(p.Nodes)}}
 	if pl.d.PScalar == "" {
@@ -81,10 +81,7 @@ func (p *Prologue) plan(shape []int, typ string) (*proPlan, error) {
 		return nil, fmt.Errorf("wgsl: prologue: %d dimensions after coalescing (at most %d)", len(cs), MaxRank)
 	}
 	pl.shape, pl.strides, pl.d.PR = cs, cst[1:], len(cs)
-	pl.sc = make([]uint32, 4*vec4s(pl.d.NSc))
-	for k, nd := range p.Nodes {
-		pl.sc[2*k], pl.sc[2*k+1] = scalarBits(nd.P0, pl.d.PScalar), scalarBits(nd.P1, pl.d.PScalar)
-	}
+	pl.sc = fusedScalars(p.Nodes, pl.d.PScalar)
 	return pl, nil
 }
 
