@@ -35,10 +35,7 @@ func TestInPlaceOnPendingExtendsIt(t *testing.T) {
 			}
 			return [][]float32{held.Float32s(), g.Float32s(), s.Float32s(), long.Float32s()}
 		}
-		var ref, got [][]float32
-		withFusion(false, func() { ref = run(false) })
-		withFusion(true, func() { got = run(true) })
-		checkFusedClose(t, dev, approx.Float32(16), got, ref)
+		fusedMatchesEager(t, dev, run)
 	}
 }
 
@@ -66,10 +63,7 @@ func TestInPlaceWriteKeepsReadersPending(t *testing.T) {
 			}
 			return append(out, p.Float32s(), tensor.Stack(readers[:3], 0).Float32s())
 		}
-		var ref, got [][]float32
-		withFusion(false, func() { ref = run(false) })
-		withFusion(true, func() { got = run(true) })
-		checkFusedClose(t, dev, approx.Float32(16), got, ref)
+		fusedMatchesEager(t, dev, run)
 	}
 }
 
@@ -90,10 +84,7 @@ func TestCatComputesPendingPieces(t *testing.T) {
 			}
 			return [][]float32{s.Float32s(), pieces[0].Float32s(), pieces[2].Float32s()}
 		}
-		var ref, got [][]float32
-		withFusion(false, func() { ref = run(false) })
-		withFusion(true, func() { got = run(true) })
-		checkFusedClose(t, dev, approx.Float32(16), got, ref)
+		fusedMatchesEager(t, dev, run)
 	}
 }
 
@@ -122,10 +113,7 @@ func TestFusedSumRealizesTheSumSoFar(t *testing.T) {
 			}
 			return [][]float32{out}
 		}
-		var ref, got [][]float32
-		withFusion(false, func() { ref = run(false) })
-		withFusion(true, func() { got = run(true) })
-		checkFusedClose(t, dev, approx.Float32(16), got, ref)
+		fusedMatchesEager(t, dev, run)
 	}
 }
 
@@ -148,10 +136,7 @@ func TestCopyFromPendingReadingTarget(t *testing.T) {
 			m.AddScalarInPlace(100) // next must keep the value it had
 			return [][]float32{m.Float32s(), next.Float32s()}
 		}
-		var ref, got [][]float32
-		withFusion(false, func() { ref = run(false) })
-		withFusion(true, func() { got = run(true) })
-		checkFusedClose(t, dev, approx.Float32(16), got, ref)
+		fusedMatchesEager(t, dev, run)
 	}
 }
 
@@ -188,9 +173,16 @@ func TestInPlaceSumDefers(t *testing.T) {
 			kept.AddInPlace(tensor.Linspace(0, 1, 65, tensor.On(dev)), 1)
 			return [][]float32{row.Float32s(), acc.Float32s(), early.Float32s(), kept.Float32s()}
 		}
-		var ref, got [][]float32
-		withFusion(false, func() { ref = run(false) })
-		withFusion(true, func() { got = run(true) })
-		checkFusedClose(t, dev, approx.Float32(16), got, ref)
+		fusedMatchesEager(t, dev, run)
 	}
+}
+
+// fusedMatchesEager runs run with fusion off, then on (told whether to
+// check its counts), and compares the values to a few ulps.
+func fusedMatchesEager(t *testing.T, dev tensor.Device, run func(fused bool) [][]float32) {
+	t.Helper()
+	var ref, got [][]float32
+	withFusion(false, func() { ref = run(false) })
+	withFusion(true, func() { got = run(true) })
+	checkFusedClose(t, dev, approx.Float32(16), got, ref)
 }
