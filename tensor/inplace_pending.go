@@ -160,7 +160,8 @@ func realizeLargestPending(ins []*Tensor) bool {
 	return true
 }
 
-// deferInPlace turns an elementwise in-place op on the realized t into a
+// deferInPlace turns an elementwise in-place op on t (computed first
+// when it holds an expression extendPending could not grow) into a
 // pending expression of t's old values and the operands, and reports
 // whether it did: t's storage gives its buffer (or, after a copy on
 // write, the buffer of its old values, src's) to the expression as a
@@ -176,7 +177,7 @@ func realizeLargestPending(ins []*Tensor) bool {
 func deferInPlace(op Op, p [2]float64, t *Tensor, ins ...*Tensor) bool {
 	s := t.ref.s
 	n := t.Numel()
-	if t.Device().Kind == KindCPU || s.pend.Load() != nil || t.requiresGrad || t.kept.Load() || !t.coversStorage() ||
+	if t.Device().Kind == KindCPU || t.requiresGrad || t.kept.Load() || !t.coversStorage() ||
 		!fuses(t.Device(), n) || !fusable(op, t.dtype) || !backendOf(t.Device()).fusable(s.n) || s.hasPendingReaders() {
 		return false
 	}
@@ -186,6 +187,9 @@ func deferInPlace(op Op, p [2]float64, t *Tensor, ins ...*Tensor) bool {
 		}
 	}
 	src := ins[0]
+	if s.pend.Load() != nil { // an expression extendPending could not grow: compute it, start another
+		s.realize()
+	}
 	if src.ref.s == s { // no copy on write happened: the old values move out of s
 		old := &storage{dtype: s.dtype, device: s.device, n: s.n, buf: s.buf}
 		old.refs.Store(1)
