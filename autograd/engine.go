@@ -158,7 +158,7 @@ func run(y *tensor.Tensor, xs []*tensor.Tensor, opts []Option) []*tensor.Tensor 
 					case prev == nil:
 						s.grad = cg
 						held[cg]++
-					case !c.createGraph && held[prev] == 1 && ownedLike(prev, cg):
+					case !c.createGraph && held[prev] == 1 && ownedLike(prev, cg) && !fusesOn(prev):
 						// Only this slot holds prev, and nothing else (no
 						// view, no saved input) shares its memory: sum into
 						// it, as PyTorch's engine does.
@@ -404,4 +404,12 @@ func accumulate(t, g *tensor.Tensor, createGraph, free bool) {
 		g = g.Clone()
 	}
 	t.SetGrad(g)
+}
+
+// fusesOn reports whether t's device fuses elementwise ops (a GPU with
+// fusion on): there an out-of-place sum of gradients stays pending and
+// several terms share one kernel, where summing in place would run one
+// per term.
+func fusesOn(t *tensor.Tensor) bool {
+	return tensor.Fusion() && t.Device().Kind == tensor.KindGPU
 }

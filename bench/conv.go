@@ -30,7 +30,7 @@ var conv2d = Workload{
 		w := tensor.Randn([]int{cout, cin, k, k}, tensor.On(dev))
 		b := tensor.Randn([]int{cout}, tensor.On(dev))
 		o := tensor.ConvOptions{Padding: [2]int{k / 2, k / 2}}
-		return Case{Step: scoped(func() { tensor.Conv2d(x, w, b, o) }), Release: released(x, w, b)}
+		return Case{Step: scoped(func() { tensor.Realize(tensor.Conv2d(x, w, b, o)) }), Release: released(x, w, b)}
 	},
 }
 

@@ -18,7 +18,7 @@ func TestTrainingStepDispatches(t *testing.T) {
 		maxFused int
 	}{
 		{&mlpStep, 25},
-		{&mincharStep, 198},
+		{&mincharStep, 192},
 	} {
 		counts := map[bool]float64{}
 		for _, on := range []bool{true, false} {

@@ -35,7 +35,10 @@ func released(ts ...*tensor.Tensor) func() {
 	}
 }
 
-// scoped runs f in a tensor.Scope, so a step frees what it made.
+// scoped runs f in a tensor.Scope, so a step frees what it made. Steps
+// realize (tensor.Realize) the result they measure: with fusion on, an
+// unread result may stay pending, and a released pending result is never
+// computed.
 func scoped(f func()) func() { return func() { tensor.Scope(f) } }
 
 var gemm = Workload{
@@ -48,7 +51,7 @@ var gemm = Workload{
 	Setup: func(dev tensor.Device, s Size) Case {
 		n := s.Dims[0]
 		a, b := tensor.Randn([]int{n, n}, tensor.On(dev)), tensor.Randn([]int{n, n}, tensor.On(dev))
-		return Case{Step: scoped(func() { a.MatMul(b) }), Release: released(a, b)}
+		return Case{Step: scoped(func() { tensor.Realize(a.MatMul(b)) }), Release: released(a, b)}
 	},
 }
 
@@ -76,7 +79,7 @@ var sum = Workload{
 	Setup: func(dev tensor.Device, s Size) Case {
 		n := s.Dims[0]
 		a := tensor.Randn([]int{n}, tensor.On(dev))
-		return Case{Step: scoped(func() { a.Sum() }), Release: released(a)}
+		return Case{Step: scoped(func() { tensor.Realize(a.Sum()) }), Release: released(a)}
 	},
 }
 
@@ -90,7 +93,7 @@ var softmax = Workload{
 	Setup: func(dev tensor.Device, s Size) Case {
 		r, c := s.Dims[0], s.Dims[1]
 		a := tensor.Randn([]int{r, c}, tensor.On(dev))
-		return Case{Step: scoped(func() { a.Softmax(-1) }), Release: released(a)}
+		return Case{Step: scoped(func() { tensor.Realize(a.Softmax(-1)) }), Release: released(a)}
 	},
 }
 

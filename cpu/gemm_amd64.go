@@ -114,6 +114,14 @@ func matMulGemm[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout
 	view := func(s []T, l Layout, i int) mat[T] {
 		return mat[T]{data: s, off: l.Offset + i*l.Strides[0], rs: l.Strides[1], cs: l.Strides[2]}
 	}
+	if nb == 1 { // one product, without the closures below (a small model makes thousands a step)
+		parts := 1
+		if m*n*k >= gemmParallelWork {
+			parts = runtime.GOMAXPROCS(0)
+		}
+		gemm(m, n, k, view(a, al, 0), view(bm, bl, 0), view(dst, dl, 0), parts, kit)
+		return
+	}
 	one := func(i, parts int) {
 		gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), parts, kit)
 	}
@@ -239,15 +247,16 @@ func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 			}
 			i0, i1 := rows.block(u - packs)
 			mc := i1 - i0
+			bufs := kit.bufs.get()
+			defer kit.bufs.put(bufs)
 			var ap []T
 			if !kit.inPlace(a) {
-				bufs := kit.bufs.get()
-				defer kit.bufs.put(bufs)
 				ap = aligned(&bufs.a, (mc+mr-1)/mr*mr*kcs)
 			}
+			edge := aligned(&bufs.edge, mr*kcs)
 			for pc := 0; pc < k; pc += kcs {
 				kc := min(kcs, k-pc)
-				blk := inPlaceA(a.at(i0, pc))
+				blk := inPlaceA(a.at(i0, pc), edge)
 				if ap != nil {
 					kit.packA(ap, a.at(i0, pc), mc, kc)
 					blk = packedA(ap, kc)
@@ -298,11 +307,12 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 			bufs := kit.bufs.get()
 			defer kit.bufs.put(bufs)
 			bp := aligned(&bufs.b, (nc+nr-1)/nr*nr*kcs)
+			edge := aligned(&bufs.edge, mr*kcs)
 			for pc := 0; pc < k; pc += kcs {
 				kc := min(kcs, k-pc)
 				kit.packB(bp, b.at(pc, j0), kc, nc)
 				for i0 := 0; i0 < mc; i0 += kit.mc {
-					blk := inPlaceA(a.at(ic+i0, pc))
+					blk := inPlaceA(a.at(ic+i0, pc), edge)
 					if !direct {
 						blk = packedA(ap[pc*np*mr+i0*kc:], kc)
 					}
@@ -344,8 +354,9 @@ func (v mat[T]) check(r, c int) {
 	}
 }
 
-// gemmBufs are one goroutine's packing buffers.
-type gemmBufs[T Float] struct{ a, b []T }
+// gemmBufs are one goroutine's packing buffers: A's block, B's block, and
+// the last, short panel of rows of an A read in place.
+type gemmBufs[T Float] struct{ a, b, edge []T }
 
 // aligned returns n values of *s starting on a 64-byte boundary, growing
 // *s when it is too short.

@@ -411,3 +411,21 @@ func TestSgemmKitFollowsBlocking(t *testing.T) {
 		t.Fatalf("sgemmKit().direct = %v after gemmDirectA was set to %v", k.direct, gemmDirectA)
 	}
 }
+
+// TestGemmAllocs checks that a product allocates a few objects whatever
+// its number of blocks (the job and its counters), not one per kernel
+// block: a temporary whose address reaches a kernel through a function
+// value moves to the heap on every call.
+func TestGemmAllocs(t *testing.T) {
+	skipNoSgemm(t)
+	r := newRand(15)
+	for _, s := range [][3]int{{256, 512, 784}, {256, 784, 512}, {130, 100, 70}} {
+		m, n, k := s[0], s[1], s[2]
+		a, b, c := gemmMat(r, m, k, gRow, false), gemmMat(r, k, n, gCol, false), gemmMat(r, m, n, gRow, false)
+		for _, parts := range []int{1, 2} {
+			if allocs := testing.AllocsPerRun(10, func() { sgemm(m, n, k, a, b, c, parts) }); allocs > 6 {
+				t.Errorf("%d×%d×%d on %d goroutines: %.0f allocations a product", m, n, k, parts, allocs)
+			}
+		}
+	}
+}

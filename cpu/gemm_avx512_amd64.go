@@ -110,7 +110,7 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 		acc = 1
 	}
 	bs, wide := lanes*kc, 4*lanes
-	var tile [gemmMR * gemmNRZ]T
+	var tile []T // for a C whose columns are not contiguous; made when needed (the kernels' pointer would move an array to the heap on every call)
 	var edge []T // the last, short panel of rows in place, packed
 	for jr := 0; jr < nc; jr += wide {
 		nr := min(wide, nc-jr)
@@ -124,7 +124,10 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 			apan, ars, acs := &a.data[a.off+ir/gemmMR*a.step], a.rs, a.cs
 			if mr < gemmMR && a.inPlace() {
 				if edge == nil {
-					edge = make([]T, gemmMR*kc)
+					edge = a.edge
+					if len(edge) < gemmMR*kc {
+						edge = make([]T, gemmMR*kc)
+					}
 					packAFrom(edge, mat[T]{data: a.data, off: a.off + ir/gemmMR*a.step, rs: a.rs, cs: a.cs}, 0, mr, kc)
 				}
 				apan, ars, acs = &edge[0], 1, gemmMR
@@ -133,8 +136,11 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 				kern(kc, apan, ars, acs, bpan, bs, lanes, &c.data[c.off+ir*c.rs+jr], c.rs, acc, mr, mask)
 				continue
 			}
+			if tile == nil {
+				tile = make([]T, gemmMR*gemmNRZ)
+			}
 			kern(kc, apan, ars, acs, bpan, bs, lanes, &tile[0], wide, 0, gemmMR, 0xFFFF)
-			storeTile(c.at(ir, jr), tile[:], wide, mr, nr, accum)
+			storeTile(c.at(ir, jr), tile, wide, mr, nr, accum)
 		}
 	}
 }

@@ -35,11 +35,14 @@ func (v mat[T]) at(i, j int) mat[T] {
 // aPanels are the rows of A that a macro-kernel reads, in panels of
 // gemmMR rows: panel q at data[off + q·step], its element (i, p) i·rs +
 // p·cs further. Packed A (packedA) has step gemmMR·kc, rs 1 and cs gemmMR;
-// A read in place (inPlaceA) the strides of the matrix.
+// A read in place (inPlaceA) the strides of the matrix, and edge, room
+// for a last panel of fewer than gemmMR rows packed (gemmMR·kc values;
+// without it the macro-kernel allocates it).
 type aPanels[T Float] struct {
 	data              []T
 	off, step, rs, cs int
 	packed            bool
+	edge              []T
 }
 
 // packedA is the block of A that packA wrote to ap, kc steps of K.
@@ -47,9 +50,10 @@ func packedA[T Float](ap []T, kc int) aPanels[T] {
 	return aPanels[T]{data: ap, step: gemmMR * kc, rs: 1, cs: gemmMR, packed: true}
 }
 
-// inPlaceA is the block of a read where it lies.
-func inPlaceA[T Float](a mat[T]) aPanels[T] {
-	return aPanels[T]{data: a.data, off: a.off, step: gemmMR * a.rs, rs: a.rs, cs: a.cs}
+// inPlaceA is the block of a read where it lies, with edge as the room
+// for its last panel packed.
+func inPlaceA[T Float](a mat[T], edge []T) aPanels[T] {
+	return aPanels[T]{data: a.data, off: a.off, step: gemmMR * a.rs, rs: a.rs, cs: a.cs, edge: edge}
 }
 
 // inPlace reports whether the panels are A's own rows, not a packed copy.

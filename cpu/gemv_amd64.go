@@ -12,6 +12,13 @@ func dotZ(x, y *float32, n int) float32
 //go:noescape
 func axpyZ(dst, x *float32, n int, a float32)
 
+// axpy4Z sets dst_i += a0·x_i + a1·x_{ld+i} + a2·x_{2ld+i} + a3·x_{3ld+i}
+// over n ≥ 0 values, with the roundings of four axpyZ calls in that
+// order (AVX-512).
+//
+//go:noescape
+func axpy4Z(dst, x *float32, ld, n int, a0, a1, a2, a3 float32)
+
 // sgemv computes c = a·b for a product with one column (n = 1) when the
 // AVX-512 kernels are in use, reporting whether it did: a packed B panel
 // would hold one useful column in sixteen. With a row-major each c_i is
@@ -48,8 +55,12 @@ func sgemv(m, k int, a, b, c f32Mat) bool {
 		out = out[:m]
 		clear(out)
 	}
-	for l, v := range x {
-		axpyZ(&out[0], &a.data[a.off+l*a.cs], m, v)
+	l := 0
+	for ; l+4 <= k; l += 4 { // four columns a pass: out is loaded and stored once for them
+		axpy4Z(&out[0], &a.data[a.off+l*a.cs], a.cs, m, x[l], x[l+1], x[l+2], x[l+3])
+	}
+	for ; l < k; l++ {
+		axpyZ(&out[0], &a.data[a.off+l*a.cs], m, x[l])
 	}
 	if c.rs != 1 {
 		for i, v := range out {

@@ -129,3 +129,61 @@ tail:
 done:
 	VZEROUPPER
 	RET
+
+// func axpy4Z(dst, x *float32, ld, n int, a0, a1, a2, a3 float32)
+//
+// Sets dst_i += a0·x_i, then a1·x_{ld+i}, a2·x_{2ld+i} and a3·x_{3ld+i}
+// (four columns ld apart), one fused multiply-add each in that order,
+// as four axpyZ calls would, but loading and storing dst once.
+TEXT ·axpy4Z(SB), NOSPLIT, $0-48
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         ld+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS a0+32(FP), Z8
+	VBROADCASTSS a1+36(FP), Z9
+	VBROADCASTSS a2+40(FP), Z10
+	VBROADCASTSS a3+44(FP), Z11
+	SHLQ         $2, R8
+	LEAQ         (SI)(R8*1), R9
+	LEAQ         (R9)(R8*1), R10
+	LEAQ         (R10)(R8*1), R11
+
+loop4:
+	CMPQ        CX, $16
+	JB          tail4
+	VMOVUPS     (DI), Z0
+	VFMADD231PS (SI), Z8, Z0
+	VFMADD231PS (R9), Z9, Z0
+	VFMADD231PS (R10), Z10, Z0
+	VFMADD231PS (R11), Z11, Z0
+	VMOVUPS     Z0, (DI)
+	ADDQ        $64, DI
+	ADDQ        $64, SI
+	ADDQ        $64, R9
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	SUBQ        $16, CX
+	JMP         loop4
+
+tail4:
+	TESTQ       CX, CX
+	JZ          done4
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (DI), K1, Z0
+	VMOVUPS.Z   (SI), K1, Z1
+	VFMADD231PS Z1, Z8, Z0
+	VMOVUPS.Z   (R9), K1, Z1
+	VFMADD231PS Z1, Z9, Z0
+	VMOVUPS.Z   (R10), K1, Z1
+	VFMADD231PS Z1, Z10, Z0
+	VMOVUPS.Z   (R11), K1, Z1
+	VFMADD231PS Z1, Z11, Z0
+	VMOVUPS     Z0, K1, (DI)
+
+done4:
+	VZEROUPPER
+	RET

@@ -40,3 +40,35 @@ func TestOuterProduct(t *testing.T) {
 		}
 	}
 }
+
+// TestAxpy4MatchesAxpy checks that axpy4Z gives the bits of four axpyZ
+// calls in order, for lengths around its step of 16, and writes nothing
+// past n.
+func TestAxpy4MatchesAxpy(t *testing.T) {
+	if !sgemmAVX512 {
+		t.Skip("no AVX-512 kernels on this CPU")
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 15, 16, 17, 65, 100} {
+		ld := n + 3
+		x := make([]float32, 4*ld)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		a := [4]float32{0.3, -1.7, 2.5e-3, 9}
+		want, got := make([]float32, n+16), make([]float32, n+16)
+		for i := range want {
+			want[i] = float32(r.NormFloat64())
+			got[i] = want[i]
+		}
+		for c := range 4 {
+			axpyZ(&want[0], &x[c*ld], n, a[c])
+		}
+		axpy4Z(&got[0], &x[0], ld, n, a[0], a[1], a[2], a[3])
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("n=%d: element %d is %v, four axpyZ give %v", n, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -2,6 +2,8 @@
 
 package cpu
 
+//go:generate python3 ../tools/asmgen/vec_avx512.py vec_amd64.s
+
 // vecZ reports whether the float32 vector functions of vec.go run the
 // AVX-512 loops of vec_amd64.s; tests turn it off to compare them with
 // the Go loops.

@@ -92,8 +92,18 @@
 // within a few ulp per op (on the CPU they are the same bits: each op
 // runs its own kernel on chunks), fusion decisions never depend on the
 // GPU batch cap, and a pending tensor holds its inputs' memory until it
-// is computed or dropped. ReadCounters reports the memory allocated and
-// the kernels fused, for reports per training step.
+// is computed or dropped. On a GPU, a Float32 matmul is pending too and
+// is computed as one matmul kernel storing the elementwise ops that read
+// its product (a bias, an activation, acc + a·b, an optimizer's update
+// p - lr·a·b): the product is never allocated; a K = 1 product (an outer
+// product) is an elementwise one. A reduction reads a pending input
+// through its kernel's prologue, a Cast is pending, and a copy of a
+// pending result (Cat, Stack) computes it into the destination. An
+// in-place op that writes all of a GPU storage which pending results
+// read gives the storage fresh memory and leaves the old to them (copy
+// on write), so intermediates nobody reads again cost nothing.
+// ReadCounters reports the memory allocated and the kernels fused, for
+// reports per training step.
 //
 // Dtypes. Float32 is the default. Float64 lives on the CPU only (WGSL
 // has no f64): moving it to a GPU is an ErrDType error, never a silent

@@ -45,6 +45,9 @@ func fuseMatMul(a, b *Tensor, shape []int, mp mmMap) *Tensor {
 	if !bk.fusable(n) || !bk.fusable(a.ref.s.n) || !bk.fusable(b.ref.s.n) {
 		return nil
 	}
+	if a.shape[2] == 1 {
+		return fuseOuter(a, b, shape, mp)
+	}
 	mustFit("MatMul", Float32, n, dev, a, b)
 	a.ref.s.realize()
 	b.ref.s.realize()
@@ -55,6 +58,35 @@ func fuseMatMul(a, b *Tensor, shape []int, mp mmMap) *Tensor {
 	e.nodes = append(e.nodes, node)
 	counters.pendingOps.Add(1)
 	return newPendingTensor(e, dev)
+}
+
+// fuseOuter returns a·b for K = 1, an outer product, as the pending
+// elementwise product of a's column and b's row broadcast to the
+// result (the same single rounding as the kernel's), so that it inlines
+// anywhere an elementwise op does: a sum of outer products (an RNN's
+// weight gradient accumulated over time steps) becomes one kernel per
+// few terms rather than one per term.
+func fuseOuter(a, b *Tensor, shape []int, mp mmMap) *Tensor {
+	col := &Tensor{dtype: a.dtype, offset: a.offset, ref: a.ref}
+	row := &Tensor{dtype: b.dtype, offset: b.offset, ref: b.ref}
+	switch {
+	case len(shape) == 3: // (B, M, N)
+		col.setLayout(shape, []int{a.strides[0], a.strides[1], 0})
+		row.setLayout(shape, []int{b.strides[0], 0, b.strides[2]})
+	case len(shape) == 2:
+		col.setLayout(shape, []int{a.strides[1], 0})
+		row.setLayout(shape, []int{0, b.strides[2]})
+	case len(shape) == 1 && mp.vec == 0: // a column (m): n = 1
+		col.setLayout(shape, []int{a.strides[1]})
+		row.setLayout(shape, []int{0})
+	case len(shape) == 1: // a row (n): m = 1
+		col.setLayout(shape, []int{0})
+		row.setLayout(shape, []int{b.strides[2]})
+	default:
+		col.setLayout(shape, nil)
+		row.setLayout(shape, nil)
+	}
+	return fuse(OpMul, [2]float64{}, Float32, Float32, shape, col, row)
 }
 
 // fusedMatMul records e, an expression holding a matmul node, into dst:

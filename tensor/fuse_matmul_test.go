@@ -28,6 +28,12 @@ var epilogueCases = []struct {
 		return tensor.Where(acc.GtScalar(0), x.MatMul(w.T()), tensor.Full(nil, 0, tensor.Like(acc)))
 	}},
 	{"vector", 1, func(x, w, b, acc *tensor.Tensor) *tensor.Tensor { return w.MatMul(x.Select(0, 2)).Add(b).Sigmoid() }},
+	{"outer-products", 1, func(x, w, b, acc *tensor.Tensor) *tensor.Tensor {
+		for j := range 3 { // K = 1: elementwise products, one kernel for the sum
+			acc = acc.Add(x.Select(1, j).Unsqueeze(1).MatMul(w.Select(1, j).Unsqueeze(0)))
+		}
+		return acc
+	}},
 	{"masked-sum", 1, func(x, w, b, acc *tensor.Tensor) *tensor.Tensor {
 		return tensor.Where(acc.GtScalar(0), acc.Exp(), tensor.Full(nil, 0, tensor.Like(acc))).SumDims([]int{0}, false)
 	}},

@@ -51,7 +51,7 @@ type savedRefs struct {
 }
 
 func (r *savedRefs) drop() {
-	if r.dropped.CompareAndSwap(false, true) {
+	if r != nil && r.dropped.CompareAndSwap(false, true) {
 		for _, s := range r.ss {
 			s.release()
 		}
@@ -137,7 +137,11 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 	if !needs {
 		return out
 	}
-	n := &Node{Op: op, Attrs: attrs, out: out, saved: &savedRefs{}}
+	info := opTable[op]
+	n := &Node{Op: op, Attrs: attrs, out: out}
+	if len(info.saves) > 0 || info.savesOut || attrs.Index != nil { // else nothing to hold (Add, views)
+		n.saved = &savedRefs{}
+	}
 	// A copy of inputs, so that callers' slices stay on their stacks.
 	if len(inputs) <= len(n.ibuf) {
 		n.Inputs = n.ibuf[:len(inputs):len(inputs)]
@@ -145,7 +149,6 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 		n.Inputs = make([]*Tensor, len(inputs))
 	}
 	copy(n.Inputs, inputs)
-	n.saved.ss = n.saved.buf[:0]
 	if len(inputs) < len(n.vbuf) {
 		n.versions = n.vbuf[:len(inputs)+1]
 	} else {
@@ -159,7 +162,10 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 	// fails below) releases its saves with out's cleanup (collected):
 	// registered now unless a Scope tracks out, which registers it when
 	// out leaves while the node still holds its saves.
-	out.ref.saved.Store(n.saved)
+	if n.saved != nil {
+		n.saved.ss = n.saved.buf[:0]
+		out.ref.saved.Store(n.saved)
+	}
 	if out.frame.Load() == nil {
 		out.guard()
 	}
@@ -182,6 +188,16 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 }
 
 func (info opInfo) differentiable() bool { return !info.nondiff }
+
+// shapeIfRecorded returns a copy of x's shape for the Attrs of a view
+// out of x alone when record will record it, else nil: a view made
+// under NoGrad (a derivative rule's) need not copy what nothing reads.
+func shapeIfRecorded(out, x *Tensor) []int {
+	if !x.requiresGrad || !out.Context().GradEnabled() {
+		return nil
+	}
+	return slices.Clone(x.shape)
+}
 
 // Source returns the node that computed t, or nil for a leaf.
 func (t *Tensor) Source() *Node {

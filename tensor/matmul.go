@@ -92,11 +92,12 @@ func matmulFlat(a, b *Tensor, m, k, n int) *Tensor {
 	if a.Dim() == 1 {
 		outVec = 1 // or a row, (n)
 	}
-	if out := fuseMatMul(a.asMatrix(1, m, k), b.asMatrix(0, k, n), shape, mmMap{outVec, m, n}); out != nil {
+	am, bm := a.asMatrix(1, m, k), b.asMatrix(0, k, n)
+	if out := fuseMatMul(am, bm, shape, mmMap{outVec, m, n}); out != nil {
 		return record(out, OpMatMul, Attrs{}, ins...)
 	}
 	out := newResult(a.dtype, shape, a.Device(), ins)
-	backendOf(a.Device()).matmul(out.asMatrix(outVec, m, n), a.asMatrix(1, m, k), b.asMatrix(0, k, n))
+	backendOf(a.Device()).matmul(out.asMatrix(outVec, m, n), am, bm)
 	return record(out, OpMatMul, Attrs{}, ins...)
 }
 

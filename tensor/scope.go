@@ -1,6 +1,9 @@
 package tensor
 
-import "slices"
+import (
+	"slices"
+	"sync"
+)
 
 // A scopeFrame lists the tensors made while one Scope was the innermost
 // open in its context. A tensor names the frame that owns it (frame), so
@@ -67,7 +70,7 @@ func (c *Context) ScopeResult(f func() *Tensor) *Tensor {
 // they move to the enclosing Scope of c (or to none).
 func (c *Context) ScopeKeep(f func() []*Tensor) []*Tensor {
 	c.check("Scope", f == nil)
-	frame := &scopeFrame{}
+	frame := &scopeFrame{created: getCreated()}
 	c.mu.Lock()
 	c.frames = append(c.frames, frame)
 	c.mu.Unlock()
@@ -90,7 +93,10 @@ func (c *Context) close(frame *scopeFrame, out []*Tensor) {
 			parent = c.frames[i-1]
 		}
 	}
-	var release, leave []*Tensor
+	// The tensors to release are gathered in place, over the frame's
+	// own list (whose slots the loop has read already).
+	release, n := frame.created[:0], len(frame.created)
+	var leave []*Tensor
 	for _, t := range frame.created {
 		switch {
 		case t.frame.Load() != frame: // adopted elsewhere, or already moved
@@ -119,6 +125,23 @@ func (c *Context) close(frame *scopeFrame, out []*Tensor) {
 		if sv := t.ref.saved.Load(); sv != nil && !sv.dropped.Load() {
 			t.guard() // its graph may still be dropped without backward
 		}
+	}
+	clear(release[:n]) // the kept and moved ones too, past the released
+	putCreated(release[:0])
+}
+
+// createdLists keeps the lists of closed Scopes for the next ones, so
+// that a loop's Scope does not grow a fresh list of a thousand tensors
+// every step.
+var createdLists = sync.Pool{New: func() any { return new([]*Tensor) }}
+
+// getCreated returns an empty list, with room when one was put back.
+func getCreated() []*Tensor { return (*createdLists.Get().(*[]*Tensor))[:0] }
+
+// putCreated hands back l, cleared, for getCreated.
+func putCreated(l []*Tensor) {
+	if cap(l) > 0 {
+		createdLists.Put(&l)
 	}
 }
 

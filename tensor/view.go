@@ -14,11 +14,12 @@ import (
 // copy (use Reshape, which copies then).
 func (t *Tensor) View(shape ...int) *Tensor {
 	t.nonNil("View", 0)
-	shape = t.inferShape("View", shape)
-	strides, ok := viewStrides(t.shape, t.strides, shape)
+	var sbuf, tbuf [inlineRank]int // small shapes stay on the stack (viewOf copies them)
+	shape = t.inferShape("View", shape, sbuf[:0])
+	strides, ok := viewStrides(t.shape, t.strides, shape, tbuf[:0])
 	if !ok {
 		failf("View", ErrShape, []*Tensor{t}, "view size %v is not compatible with the input's strides %v "+
-			"(at least one dimension spans two contiguous subspaces); use Reshape", shape, t.strides)
+			"(at least one dimension spans two contiguous subspaces); use Reshape", slices.Clone(shape), slices.Clone(t.strides))
 	}
 	return t.viewAs(shape, strides)
 }
@@ -27,8 +28,9 @@ func (t *Tensor) View(shape ...int) *Tensor {
 // it, else a contiguous copy. One dimension may be -1.
 func (t *Tensor) Reshape(shape ...int) *Tensor {
 	t.nonNil("Reshape", 0)
-	shape = t.inferShape("Reshape", shape)
-	if strides, ok := viewStrides(t.shape, t.strides, shape); ok {
+	var sbuf, tbuf [inlineRank]int
+	shape = t.inferShape("Reshape", shape, sbuf[:0])
+	if strides, ok := viewStrides(t.shape, t.strides, shape, tbuf[:0]); ok {
 		return t.viewAs(shape, strides)
 	}
 	return t.Contiguous().View(shape...)
@@ -38,19 +40,21 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 func (t *Tensor) viewAs(shape, strides []int) *Tensor {
 	t.storage("View")
 	out := viewOf(t, shape, strides, t.offset)
-	return record(out, OpReshape, Attrs{Shape: slices.Clone(t.shape)}, t)
+	return record(out, OpReshape, Attrs{Shape: shapeIfRecorded(out, t)}, t)
 }
 
-// inferShape resolves a -1 in shape and checks the element count.
-func (t *Tensor) inferShape(op string, shape []int) []int {
-	shape = slices.Clone(shape)
+// inferShape resolves a -1 in shape and checks the element count. It
+// returns the resolved shape appended to buf (the caller's, so that a
+// small one need not reach the heap).
+func (t *Tensor) inferShape(op string, shape, buf []int) []int {
+	shape = append(buf, shape...)
 	infer := -1
 	for i, d := range shape {
 		switch {
 		case d == -1 && infer < 0:
 			infer = i
 		case d < 0:
-			failf(op, ErrShape, []*Tensor{t}, "invalid shape %v", shape)
+			failf(op, ErrShape, []*Tensor{t}, "invalid shape %v", slices.Clone(shape))
 		}
 	}
 	n := t.Numel()
@@ -59,12 +63,12 @@ func (t *Tensor) inferShape(op string, shape []int) []int {
 		known := shapeNumel(op, shape, t)
 		if known == 0 || n%known != 0 {
 			shape[infer] = -1
-			failf(op, ErrShape, []*Tensor{t}, "shape %v is invalid for input of size %d", shape, n)
+			failf(op, ErrShape, []*Tensor{t}, "shape %v is invalid for input of size %d", slices.Clone(shape), n)
 		}
 		shape[infer] = n / known
 	}
 	if shapeNumel(op, shape, t) != n {
-		failf(op, ErrShape, []*Tensor{t}, "shape %v is invalid for input of size %d", shape, n)
+		failf(op, ErrShape, []*Tensor{t}, "shape %v is invalid for input of size %d", slices.Clone(shape), n)
 	}
 	return shape
 }
@@ -114,9 +118,10 @@ func sliceLen(start, end, step int) int {
 }
 
 // viewStrides returns strides that let a tensor of oldShape/oldStrides be
-// seen as newShape without copying, following ATen's computeStride.
-func viewStrides(oldShape, oldStrides, newShape []int) ([]int, bool) {
-	newStrides := make([]int, len(newShape))
+// seen as newShape without copying, following ATen's computeStride. It
+// appends them to buf, as inferShape appends.
+func viewStrides(oldShape, oldStrides, newShape, buf []int) ([]int, bool) {
+	newStrides := append(buf, make([]int, len(newShape))...)
 	if layout.Numel(oldShape) == 0 {
 		return layout.ContiguousStrides(newShape), true
 	}
@@ -178,7 +183,8 @@ func (t *Tensor) Squeeze(dims ...int) *Tensor {
 			drop[d] = true
 		}
 	}
-	var shape []int
+	var buf [inlineRank]int // a small shape stays on the stack
+	shape := buf[:0]
 	for i, d := range t.shape {
 		if !drop[i] {
 			shape = append(shape, d)
@@ -191,7 +197,10 @@ func (t *Tensor) Squeeze(dims ...int) *Tensor {
 func (t *Tensor) Unsqueeze(d int) *Tensor {
 	t.nonNil("Unsqueeze", 0)
 	d = normDimN("Unsqueeze", d, t.Dim()+1, t)
-	shape := slices.Insert(slices.Clone(t.shape), d, 1)
+	var buf [inlineRank]int // a small shape stays on the stack
+	shape := append(buf[:0], t.shape[:d]...)
+	shape = append(shape, 1)
+	shape = append(shape, t.shape[d:]...)
 	return t.Reshape(shape...)
 }
 
@@ -200,15 +209,19 @@ func (t *Tensor) Unsqueeze(d int) *Tensor {
 func (t *Tensor) Permute(dims ...int) *Tensor {
 	t.nonNil("Permute", 0)
 	if len(dims) != t.Dim() {
-		failf("Permute", ErrArgument, []*Tensor{t}, "permutation %v has %d dims, tensor has %d", dims, len(dims), t.Dim())
+		failf("Permute", ErrArgument, []*Tensor{t}, "permutation %v has %d dims, tensor has %d", slices.Clone(dims), len(dims), t.Dim())
 	}
-	seen := make([]bool, len(dims))
-	perm := make([]int, len(dims))
-	shape, strides := make([]int, len(dims)), make([]int, len(dims))
+	// Small permutations stay on the stack; the node gets a copy.
+	var seenBuf [inlineRank]bool
+	var permBuf, shapeBuf, strideBuf [inlineRank]int
+	seen := append(seenBuf[:0], make([]bool, len(dims))...)
+	perm := append(permBuf[:0], make([]int, len(dims))...)
+	shape := append(shapeBuf[:0], make([]int, len(dims))...)
+	strides := append(strideBuf[:0], make([]int, len(dims))...)
 	for i, d := range dims {
 		d = t.normDim("Permute", d)
 		if seen[d] {
-			failf("Permute", ErrArgument, []*Tensor{t}, "repeated dim in permutation %v", dims)
+			failf("Permute", ErrArgument, []*Tensor{t}, "repeated dim in permutation %v", slices.Clone(dims))
 		}
 		seen[d] = true
 		perm[i] = d
@@ -216,7 +229,11 @@ func (t *Tensor) Permute(dims ...int) *Tensor {
 	}
 	t.storage("Permute")
 	out := viewOf(t, shape, strides, t.offset)
-	return record(out, OpPermute, Attrs{Dims: perm}, t)
+	var recorded []int
+	if t.requiresGrad && out.Context().GradEnabled() {
+		recorded = slices.Clone(perm)
+	}
+	return record(out, OpPermute, Attrs{Dims: recorded}, t)
 }
 
 // Transpose swaps dimensions a and b (a view).
@@ -226,7 +243,8 @@ func (t *Tensor) Transpose(a, b int) *Tensor {
 		return t.Permute()
 	}
 	a, b = t.normDim("Transpose", a), t.normDim("Transpose", b)
-	perm := make([]int, t.Dim())
+	var buf [inlineRank]int
+	perm := append(buf[:0], make([]int, t.Dim())...)
 	for i := range perm {
 		perm[i] = i
 	}
@@ -267,7 +285,7 @@ func (t *Tensor) Slice(dim, start, end, step int) *Tensor {
 	}
 	t.storage("Slice")
 	out := viewOf(t, shape, strides, t.offset+start*t.strides[dim])
-	return record(out, OpSlice, Attrs{Dim: dim, Start: start, End: end, Step: step, Shape: slices.Clone(t.shape)}, t)
+	return record(out, OpSlice, Attrs{Dim: dim, Start: start, End: end, Step: step, Shape: shapeIfRecorded(out, t)}, t)
 }
 
 // sizedDim normalises dim d for an op that indexes into a dimension,

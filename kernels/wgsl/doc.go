@@ -12,7 +12,9 @@
 // operand tile load of the tiled matmul. A fused elementwise expression
 // (Fused: several ops' expressions over up to MaxFusedInputs inputs, one
 // function per op, their scalars in the params) renders through the
-// elementwise template too.
+// elementwise template too; the same functions are a matmul's epilogue
+// (MatMulFused: applied to each product as it is stored) and a
+// reduction's prologue (ReduceFused: computing each element it reads).
 //
 // A generator takes the operands' layouts (and the device Limits) and
 // returns a Kernel: the WGSL source, the storage bindings it expects, its
