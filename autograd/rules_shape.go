@@ -120,7 +120,7 @@ func matmulGrads(g, a, b *tensor.Tensor, wantA, wantB bool) []*tensor.Tensor {
 		}
 	case b.Dim() == 1: // (m,k)·(k) → (m)
 		if wantA {
-			out[0] = outer(g, b)
+			out[0] = g.Unsqueeze(1).MatMul(b.Unsqueeze(0))
 		}
 		if wantB {
 			out[1] = a.Transpose(-2, -1).MatMul(g)
@@ -130,7 +130,7 @@ func matmulGrads(g, a, b *tensor.Tensor, wantA, wantB bool) []*tensor.Tensor {
 			out[0] = b.MatMul(g)
 		}
 		if wantB {
-			out[1] = outer(a, g)
+			out[1] = a.Unsqueeze(1).MatMul(g.Unsqueeze(0))
 		}
 	default:
 		if wantA {
@@ -141,20 +141,6 @@ func matmulGrads(g, a, b *tensor.Tensor, wantA, wantB bool) []*tensor.Tensor {
 		}
 	}
 	return out
-}
-
-// outer returns the outer product of the vectors u (m) and v (n), the
-// (m,n) gradient of a matrix times a vector: u·vᵀ as a product with an
-// inner dimension of 1, or, where fusion is on for a GPU, as the
-// broadcast product u[:,None]·v[None,:], the same single rounding per
-// element but an elementwise op: the engine's sum of a recurrent
-// weight's per-step gradients then fuses into a few kernels instead of
-// one product each (min-char-rnn: 50 a step).
-func outer(u, v *tensor.Tensor) *tensor.Tensor {
-	if tensor.Fusion() && u.Device().Kind == tensor.KindGPU {
-		return u.Unsqueeze(1).Mul(v.Unsqueeze(0))
-	}
-	return u.Unsqueeze(1).MatMul(v.Unsqueeze(0))
 }
 
 // productIn returns p·q, the gradient of x, in x's layout when x is a
