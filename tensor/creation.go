@@ -51,7 +51,7 @@ func like(t *Tensor, opts []Option) []Option {
 func empty(op string, shape []int, o options) *Tensor {
 	o = checkCreate(op, shape, o)
 	defer allocatedFor(op)
-	t := newTensor(o.dtype, shape, o.device)
+	t := newBare(o.dtype, shape, o.device) // track guards it unless a Scope holds it (as newResult)
 	t.ctx = o.ctx
 	o.ctx.track(t)
 	return t

@@ -49,6 +49,15 @@ func (t *Tensor) checkInPlace(op string, operands ...*Tensor) (src *Tensor, ys [
 	return src, out, done
 }
 
+// inPlaceNames holds each op's name with "InPlace", made once rather
+// than by a concatenation per call (backward sums gradients in place).
+var inPlaceNames = func() (names [numOps]string) {
+	for op := range names {
+		names[op] = Op(op).String() + "InPlace"
+	}
+	return names
+}()
+
 // broadcastsTo reports whether shape broadcasts to target, NumPy
 // style, as broadcastShapes of the two giving target would, without
 // allocating.
@@ -82,7 +91,7 @@ func (t *Tensor) checkResultType(name string, op Op, p ...float64) {
 }
 
 func (t *Tensor) binaryInPlace(op Op, y *Tensor) *Tensor {
-	name := op.String() + "InPlace"
+	name := inPlaceNames[op]
 	t.nonNil(name, 1, y)
 	t.checkResultType(name, op)
 	src, ys, done := t.checkInPlace(name, y)

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/tessera-ml/tessera/internal/layout"
 )
@@ -92,14 +93,21 @@ func matmulFlat(a, b *Tensor, m, k, n int) *Tensor {
 	if a.Dim() == 1 {
 		outVec = 1 // or a row, (n)
 	}
-	am, bm := a.asMatrix(1, m, k), b.asMatrix(0, k, n)
+	vs := matViews.Get().(*[3]Tensor)
+	am, bm := a.asMatrixIn(&vs[0], 1, m, k), b.asMatrixIn(&vs[1], 0, k, n)
 	if out := fuseMatMul(am, bm, shape, mmMap{outVec, m, n}); out != nil {
-		return record(out, OpMatMul, Attrs{}, ins...)
+		return record(out, OpMatMul, Attrs{}, ins...) // the expression may hold the views: vs is not reused
 	}
 	out := newResult(a.dtype, shape, a.Device(), ins)
-	backendOf(a.Device()).matmul(out.asMatrix(outVec, m, n), am, bm)
+	backendOf(a.Device()).matmul(out.asMatrixIn(&vs[2], outVec, m, n), am, bm)
+	*vs = [3]Tensor{} // backends keep no operand past the call
+	matViews.Put(vs)
 	return record(out, OpMatMul, Attrs{}, ins...)
 }
+
+// matViews holds the bare views of matmulFlat's backend calls, reused
+// from one product to the next: an RNN step makes hundreds of products.
+var matViews = sync.Pool{New: func() any { return new([3]Tensor) }}
 
 // asMatrix returns t, a tensor of at most 2 dims, as a (1, rows, cols)
 // layout over the same storage, for a backend call: a bare struct that
@@ -107,7 +115,12 @@ func matmulFlat(a, b *Tensor, m, k, n int) *Tensor {
 // recorded or tracked. A 1-D t is a row when vecDim is 1 (the left
 // operand of MatMul) and a column when it is 0; a 0-d t is 1×1.
 func (t *Tensor) asMatrix(vecDim, rows, cols int) *Tensor {
-	v := &Tensor{ref: t.ref, dtype: t.dtype, offset: t.offset}
+	return t.asMatrixIn(new(Tensor), vecDim, rows, cols)
+}
+
+// asMatrixIn is asMatrix made in v, a zero Tensor.
+func (t *Tensor) asMatrixIn(v *Tensor, vecDim, rows, cols int) *Tensor {
+	v.ref, v.dtype, v.offset = t.ref, t.dtype, t.offset
 	var sr, sc int
 	switch {
 	case len(t.shape) == 2:

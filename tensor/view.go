@@ -278,7 +278,8 @@ func (t *Tensor) Slice(dim, start, end, step int) *Tensor {
 	if end < start {
 		end = start
 	}
-	shape, strides := slices.Clone(t.shape), slices.Clone(t.strides)
+	var sbuf, tbuf [inlineRank]int // small layouts stay on the stack (viewOf copies them)
+	shape, strides := append(sbuf[:0], t.shape...), append(tbuf[:0], t.strides...)
 	shape[dim] = sliceLen(start, end, step)
 	if shape[dim] > 1 { // a step past the end would overflow the stride
 		strides[dim] *= step
