@@ -71,8 +71,8 @@ func (o *Adam) Step() {
 			p.MulScalarInPlace(1 - h.LR*h.WeightDecay)
 		}
 		m, v := st.buf(expAvg, p, 0), st.buf(expAvgSq, p, 0)
-		m.MulScalarInPlace(h.Beta1).AddInPlace(g, 1-h.Beta1)
-		v.MulScalarInPlace(h.Beta2).AddcmulInPlace(g, g, 1-h.Beta2)
+		lerp(tmp, m, h.Beta1, g, nil, 1-h.Beta1)
+		lerp(tmp, v, h.Beta2, g, g, 1-h.Beta2)
 		bc1 := 1 - math.Pow(h.Beta1, t)
 		bc2 := 1 - math.Pow(h.Beta2, t)
 		if h.AMSGrad {

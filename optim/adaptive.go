@@ -95,11 +95,11 @@ func NewRMSProp(params []*tensor.Tensor, opts ...Option) *RMSProp {
 func (o *RMSProp) Step() {
 	o.step(true, func(h *Hyper, st *paramState, p, g *tensor.Tensor, tmp *temps) {
 		sq := st.buf(squareAvg, p, 0)
-		sq.MulScalarInPlace(h.Alpha).AddcmulInPlace(g, g, 1-h.Alpha)
+		lerp(tmp, sq, h.Alpha, g, g, 1-h.Alpha)
 		var avg *tensor.Tensor
 		if h.Centered {
 			ga := st.buf(gradAvg, p, 0)
-			ga.MulScalarInPlace(h.Alpha).AddInPlace(g, 1-h.Alpha)
+			lerp(tmp, ga, h.Alpha, g, nil, 1-h.Alpha)
 			avg = tmp.add(tmp.add(tensor.Addcmul(sq, ga, ga, -1)).Sqrt())
 		} else {
 			avg = tmp.add(sq.Sqrt())

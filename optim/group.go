@@ -37,7 +37,10 @@ type paramState struct {
 // (kept out of every Scope) when it does not exist yet.
 func (s *paramState) buf(k int, p *tensor.Tensor, v float64) *tensor.Tensor {
 	if s.bufs[k] == nil {
+		// Realized now: state updated in place every step stays a
+		// buffer, never a pending expression (tensor.SetFusion).
 		s.bufs[k] = tensor.FullLike(p.Detach(), v).Keep()
+		tensor.Realize(s.bufs[k])
 	}
 	return s.bufs[k]
 }

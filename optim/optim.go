@@ -244,3 +244,29 @@ func (t *temps) release() {
 		x.Release()
 	}
 }
+
+// lerp sets the state s to s·decay + value·b·c (c nil: value·b), the
+// ops of s.mul_(decay).addcmul_(b, c, value) (or add_(b, alpha=value))
+// in that order: on a GPU with fusion on, one fused kernel (CopyFrom of
+// a pending expression); otherwise those two in-place ops.
+func lerp(tmp *temps, s *tensor.Tensor, decay float64, b, c *tensor.Tensor, value float64) {
+	if !tensor.Fusion() || s.Device().Kind != tensor.KindGPU { // the CPU fuses nothing this small by default
+		s.MulScalarInPlace(decay)
+		if c == nil {
+			s.AddInPlace(b, value)
+		} else {
+			s.AddcmulInPlace(b, c, value)
+		}
+		return
+	}
+	if c == nil {
+		c = tensor.Full(nil, 1, tensor.Like(s))
+		defer c.Release()
+	}
+	// The pending s·decay, inlined into the sum, goes before the write:
+	// a live reader of s would be computed first.
+	sd := s.MulScalar(decay)
+	next := tmp.add(tensor.Addcmul(sd, b, c, value))
+	sd.Release()
+	s.CopyFrom(next)
+}

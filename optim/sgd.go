@@ -52,9 +52,10 @@ func (o *SGD) Step() {
 			buf := st.bufs[0]
 			if buf == nil {
 				buf = g.Clone().Keep()
+				tensor.Realize(buf) // a buffer, not a pending copy holding g's inputs
 				st.bufs[0] = buf
 			} else {
-				buf.MulScalarInPlace(h.Momentum).AddInPlace(g, 1-h.Dampening)
+				lerp(tmp, buf, h.Momentum, g, nil, 1-h.Dampening)
 			}
 			d = buf
 			if h.Nesterov {

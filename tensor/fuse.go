@@ -188,6 +188,9 @@ func fuse(op Op, p [2]float64, ct, out DType, shape []int, ins ...*Tensor) *Tens
 	if ct != Bool {
 		scalar = ct
 	}
+	if !fitsInlined(ins) { // compute the largest input, inline the others (inplace_pending.go)
+		realizeLargestPending(ins)
+	}
 	e := build(op, p, ct, out, shape, scalar, ins, true)
 	if e == nil { // too big inlined: compute the inputs first
 		e = build(op, p, ct, out, shape, scalar, ins, false)

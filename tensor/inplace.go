@@ -96,7 +96,8 @@ func (t *Tensor) binaryInPlace(op Op, y *Tensor) *Tensor {
 	t.checkResultType(name, op)
 	src, ys, done := t.checkInPlace(name, y)
 	defer done()
-	if !extendPending(op, [2]float64{}, t, src, ys[0]) && !fuseInPlace(op, [2]float64{}, t, src, ys[0]) {
+	if !extendPending(op, [2]float64{}, t, src, ys[0]) && !deferInPlace(op, [2]float64{}, t, src, ys[0]) &&
+		!fuseInPlace(op, [2]float64{}, t, src, ys[0]) {
 		backendOf(t.Device()).binary(op, t, src, ys[0])
 	}
 	t.bumpVersion()
@@ -120,7 +121,8 @@ func (t *Tensor) ternaryInPlace(name string, op Op, b, c *Tensor, value float64)
 	t.checkResultType(name, op)
 	src, ys, done := t.checkInPlace(name, b, c)
 	defer done()
-	if !extendPending(op, [2]float64{value}, t, src, ys[0], ys[1]) && !fuseInPlace(op, [2]float64{value}, t, src, ys[0], ys[1]) {
+	if !extendPending(op, [2]float64{value}, t, src, ys[0], ys[1]) && !deferInPlace(op, [2]float64{value}, t, src, ys[0], ys[1]) &&
+		!fuseInPlace(op, [2]float64{value}, t, src, ys[0], ys[1]) {
 		backendOf(t.Device()).ternary(op, value, t, src, ys[0], ys[1])
 	}
 	t.bumpVersion()
@@ -183,10 +185,13 @@ func (t *Tensor) ClampInPlace(lo, hi float64) *Tensor {
 }
 
 // CopyFrom copies src (broadcast to t's shape, cast to t's dtype) into t.
+// A pending src (an optimizer's state update, m.CopyFrom(m·β + g·(1-β)),
+// say) is computed straight into t, one fused kernel, reading t's old
+// values (copy on write, detachReaders).
 func (t *Tensor) CopyFrom(src *Tensor) *Tensor {
 	_, ys, done := t.checkInPlace("CopyFrom", src)
 	defer done()
-	backendOf(t.Device()).copy(t, ys[0])
+	copyInto(backendOf(t.Device()), t, ys[0])
 	t.bumpVersion()
 	return t
 }
