@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/layout"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -43,8 +44,8 @@ func TestSliceScatterDevicesAgree(t *testing.T) {
 					}
 					for _, dt := range []tensor.DType{tensor.Float32, tensor.Int32, tensor.Bool} {
 						src := func(d tensor.Device) *tensor.Tensor {
-							base := tensor.Arange(-1, float64(numel(rev)), 1, tensor.On(d)).Cast(dt)
-							return base.Narrow(0, 1, numel(rev)).Reshape(rev...).Permute(perm...)
+							base := tensor.Arange(-1, float64(layout.Numel(rev)), 1, tensor.On(d)).Cast(dt)
+							return base.Narrow(0, 1, layout.Numel(rev)).Reshape(rev...).Permute(perm...)
 						}
 						ref := tensor.SliceScatter(src(tensor.CPU), c.shape, c.dim, c.start, c.end, c.step)
 						got := tensor.SliceScatter(src(dev), c.shape, c.dim, c.start, c.end, c.step)
@@ -58,10 +59,3 @@ func TestSliceScatterDevicesAgree(t *testing.T) {
 	}
 }
 
-func numel(shape []int) int {
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	return n
-}
