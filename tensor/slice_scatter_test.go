@@ -58,4 +58,3 @@ func TestSliceScatterDevicesAgree(t *testing.T) {
 		}
 	}
 }
-
