@@ -48,7 +48,11 @@ func (rep *Report) WriteMarkdown(w io.Writer) {
 		mode = "quick"
 	}
 	fusion := map[bool]string{false: "off", true: "on"}[rep.Fusion]
-	fmt.Fprintf(w, "Mode: %s, %d rounds, each measurement ≥ %.3g s and ≥ %d steps, waiting for the device after every step; elementwise fusion %s\n\n", mode, rep.Rounds, rep.MinTime, rep.MinIters, fusion)
+	settle := ""
+	if rep.Settle > 0 {
+		settle = fmt.Sprintf(", a %.3g s pause before each (the peers' BLAS threads spin before they sleep)", rep.Settle)
+	}
+	fmt.Fprintf(w, "Mode: %s, %d rounds, each measurement ≥ %.3g s and ≥ %d steps%s, waiting for the device after every step; elementwise fusion %s\n\n", mode, rep.Rounds, rep.MinTime, rep.MinIters, settle, fusion)
 	fmt.Fprintln(w, "| workload | size | impl | device | median | min–max | peak memory | allocated/step | dispatches/step | Tessera/peer (median, min–max) |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	kinds := map[string]bool{}

@@ -34,7 +34,8 @@ type Report struct {
 	MinTime  float64   `json:"min_time_seconds"`
 	MinIters int       `json:"min_iters"`
 	Threads  int       `json:"threads"`
-	Fusion   bool      `json:"fusion"` // elementwise fusion on (tensor.SetFusion, TESSERA_FUSION)
+	Fusion   bool      `json:"fusion"`         // elementwise fusion on (tensor.SetFusion, TESSERA_FUSION)
+	Settle   float64   `json:"settle_seconds"` // pause before each measurement (peerSettle)
 	Results  []*Result `json:"results"`
 	Notes    []string  `json:"notes"` // devices that did not open, peers not run, and why
 	Docs     []string  `json:"docs"`  // how each workload counts its work
@@ -143,8 +144,11 @@ func Run(cfg Config) (*Report, error) {
 			}
 		}
 	}()
+	settle := settleTime(cfg, peer != nil)
+	rep.Settle = settle.Seconds()
 	for round := range cfg.Rounds {
 		for _, sl := range cases {
+			time.Sleep(settle)
 			if err := measure(sl, round, cfg, peer); err != nil {
 				return nil, err
 			}
@@ -159,6 +163,24 @@ func Run(cfg Config) (*Report, error) {
 	}
 	rep.Notes = append(rep.Notes, peakShares(rep.Results)...)
 	return rep, nil
+}
+
+// peerSettle is the pause before each measurement of a run with peers:
+// OpenBLAS's worker threads poll for about 2^28 cycles (~0.1 s) after a
+// call before they sleep, so a measurement that starts right after a
+// peer's BLAS call shares the cores with them (measured on the 2-core
+// machine: the FMA peak fell from 420–436 to 354 GFLOP/s and GEMM 1024
+// from ~370 to 272–341 GFLOP/s in runs with the peer process beside it).
+const peerSettle = 200 * time.Millisecond
+
+// settleTime is the pause before each measurement: peerSettle when peers
+// run, capped at the measurement time (quick runs and tests stay quick),
+// and none without peers.
+func settleTime(cfg Config, peers bool) time.Duration {
+	if !peers {
+		return 0
+	}
+	return min(peerSettle, cfg.MinTime)
 }
 
 // plan lists the cases in run order: per workload and size, Tessera on

@@ -228,3 +228,21 @@ func TestPlanPairsPeers(t *testing.T) {
 }
 
 var errFake = errors.New("fake")
+
+// TestSettleTime checks the pause before each measurement: none without
+// peers, peerSettle with them, capped at the measurement time.
+func TestSettleTime(t *testing.T) {
+	for _, c := range []struct {
+		min   time.Duration
+		peers bool
+		want  time.Duration
+	}{
+		{250 * time.Millisecond, false, 0},
+		{250 * time.Millisecond, true, peerSettle},
+		{20 * time.Millisecond, true, 20 * time.Millisecond},
+	} {
+		if got := settleTime(Config{MinTime: c.min}, c.peers); got != c.want {
+			t.Errorf("settleTime(min %v, peers %v) = %v, want %v", c.min, c.peers, got, c.want)
+		}
+	}
+}
