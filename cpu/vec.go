@@ -145,6 +145,19 @@ func AddcmulVec[T Float](dst, a, b, c []T, v T) {
 	}
 }
 
+// AddcmulScalarVec sets dst = a + v·b·c for a scalar c: Addcmul with a
+// broadcast third operand, as an in-place a += v·b (c = 1) runs it.
+func AddcmulScalarVec[T Float](dst, a, b []T, c, v T) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	if zRun[T](len(dst)) {
+		addcmulScalarZ(p32(dst), p32(a), p32(b), len(dst), f32(v), f32(c))
+		return
+	}
+	for i := range dst {
+		dst[i] = a[i] + v*b[i]*c
+	}
+}
+
 // AddcdivVec sets dst = a + v·b/c.
 func AddcdivVec[T Float](dst, a, b, c []T, v T) {
 	a, b, c = a[:len(dst)], b[:len(dst)], c[:len(dst)]

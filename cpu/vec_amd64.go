@@ -40,4 +40,7 @@ func addcmulZ(dst, a, b, c *float32, n int, v float32)
 func addcdivZ(dst, a, b, c *float32, n int, v float32)
 
 //go:noescape
+func addcmulScalarZ(dst, a, b *float32, n int, v, c float32)
+
+//go:noescape
 func clampZ(dst, x *float32, n int, lo, hi float32)

@@ -629,3 +629,77 @@ addcdivZ_tail:
 addcdivZ_done:
 	VZEROUPPER
 	RET
+
+// func addcmulScalarZ(dst *float32, a *float32, b *float32, n int, v float32, c float32)
+//
+// Sets dst_i = a_i + v·b_i·c (an SGD step: p + (−lr)·g·1).
+TEXT ·addcmulScalarZ(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS v+32(FP), Z8
+	VBROADCASTSS c+36(FP), Z9
+	CMPQ CX, $64
+	JB   addcmulScalarZ_one
+addcmulScalarZ_four:
+	VMOVUPS 0(DX), Z0
+	VMULPS Z8, Z0, Z0
+	VMULPS Z9, Z0, Z0
+	VMOVUPS 0(SI), Z4
+	VADDPS Z0, Z4, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS 64(DX), Z1
+	VMULPS Z8, Z1, Z1
+	VMULPS Z9, Z1, Z1
+	VMOVUPS 64(SI), Z5
+	VADDPS Z1, Z5, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(DX), Z2
+	VMULPS Z8, Z2, Z2
+	VMULPS Z9, Z2, Z2
+	VMOVUPS 128(SI), Z6
+	VADDPS Z2, Z6, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(DX), Z3
+	VMULPS Z8, Z3, Z3
+	VMULPS Z9, Z3, Z3
+	VMOVUPS 192(SI), Z7
+	VADDPS Z3, Z7, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  addcmulScalarZ_four
+addcmulScalarZ_one:
+	CMPQ CX, $16
+	JB   addcmulScalarZ_tail
+	VMOVUPS 0(DX), Z0
+	VMULPS Z8, Z0, Z0
+	VMULPS Z9, Z0, Z0
+	VMOVUPS 0(SI), Z4
+	VADDPS Z0, Z4, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  addcmulScalarZ_one
+addcmulScalarZ_tail:
+	TESTQ CX, CX
+	JZ    addcmulScalarZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(DX), K1, Z0
+	VMULPS Z8, Z0, Z0
+	VMULPS Z9, Z0, Z0
+	VMOVUPS.Z 0(SI), K1, Z4
+	VADDPS Z0, Z4, Z0
+	VMOVUPS Z0, K1, 0(DI)
+addcmulScalarZ_done:
+	VZEROUPPER
+	RET

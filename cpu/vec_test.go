@@ -42,18 +42,20 @@ func TestVecLoopsMatchGo(t *testing.T) {
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	fns := map[string]func(d, a, b, c []float32){
-		"AddVec":       func(d, a, b, _ []float32) { AddVec(d, a, b) },
-		"SubVec":       func(d, a, b, _ []float32) { SubVec(d, a, b) },
-		"MulVec":       func(d, a, b, _ []float32) { MulVec(d, a, b) },
-		"DivVec":       func(d, a, b, _ []float32) { DivVec(d, a, b) },
-		"AddVecScalar": func(d, a, b, _ []float32) { AddVecScalar(d, a, b[0]) },
-		"MulVecScalar": func(d, a, b, _ []float32) { MulVecScalar(d, a, b[0]) },
-		"SqrtVec":      func(d, a, _, _ []float32) { SqrtVec(d, a) },
-		"AddcmulVec":   func(d, a, b, c []float32) { AddcmulVec(d, a, b, c, 0.37) },
-		"AddcdivVec":   func(d, a, b, c []float32) { AddcdivVec(d, a, b, c, -1.9) },
-		"ClampVec":     func(d, a, _, _ []float32) { ClampVec(d, a, -0.5, 2) },
-		"ClampVec0":    func(d, a, _, _ []float32) { ClampVec(d, a, 0, 2) },
-		"ClampVecLoHi": func(d, a, _, _ []float32) { ClampVec(d, a, 3, -1) },
+		"AddVec":           func(d, a, b, _ []float32) { AddVec(d, a, b) },
+		"SubVec":           func(d, a, b, _ []float32) { SubVec(d, a, b) },
+		"MulVec":           func(d, a, b, _ []float32) { MulVec(d, a, b) },
+		"DivVec":           func(d, a, b, _ []float32) { DivVec(d, a, b) },
+		"AddVecScalar":     func(d, a, b, _ []float32) { AddVecScalar(d, a, b[0]) },
+		"MulVecScalar":     func(d, a, b, _ []float32) { MulVecScalar(d, a, b[0]) },
+		"SqrtVec":          func(d, a, _, _ []float32) { SqrtVec(d, a) },
+		"AddcmulVec":       func(d, a, b, c []float32) { AddcmulVec(d, a, b, c, 0.37) },
+		"AddcdivVec":       func(d, a, b, c []float32) { AddcdivVec(d, a, b, c, -1.9) },
+		"AddcmulScalarVec": func(d, a, b, c []float32) { AddcmulScalarVec(d, a, b, c[0], 0.37) },
+		"AddcmulScalar1":   func(d, a, b, _ []float32) { AddcmulScalarVec(d, a, b, 1, -0.01) },
+		"ClampVec":         func(d, a, _, _ []float32) { ClampVec(d, a, -0.5, 2) },
+		"ClampVec0":        func(d, a, _, _ []float32) { ClampVec(d, a, 0, 2) },
+		"ClampVecLoHi":     func(d, a, _, _ []float32) { ClampVec(d, a, 3, -1) },
 	}
 	for name, f := range fns {
 		for _, n := range []int{0, 1, 15, 16, 17, 63, 64, 65, 130, 1000} {

@@ -277,22 +277,6 @@ func minimumOf[T cpu.Number]([2]float64) cpu.Fn2[T, T] {
 	}}
 }
 
-// compare returns a comparison's kernels for every number dtype.
-func compare(f32 func(x, y float32) bool, f64 func(x, y float64) bool, i32 func(x, y int32) bool) cpuKernels {
-	return numbers(k2(cmpOf(f32)), k2(cmpOf(f64)), k2(cmpOf(i32)))
-}
-
-func cmpOf[T cpu.Number](f func(x, y T) bool) func([2]float64) cpu.Fn2[T, bool] {
-	return func([2]float64) cpu.Fn2[T, bool] { return cpu.Fn2[T, bool]{F: f} }
-}
-
-func eq[T cpu.Number](x, y T) bool { return x == y }
-func ne[T cpu.Number](x, y T) bool { return x != y }
-func lt[T cpu.Number](x, y T) bool { return x < y }
-func le[T cpu.Number](x, y T) bool { return x <= y }
-func gt[T cpu.Number](x, y T) bool { return x > y }
-func ge[T cpu.Number](x, y T) bool { return x >= y }
-
 // logical returns a logical op's kernel, on Bool only.
 func logical(f func(x, y bool) bool) cpuKernels {
 	return cpuKernels{Bool: k2(func([2]float64) cpu.Fn2[bool, bool] { return cpu.Fn2[bool, bool]{F: f} })}
@@ -304,14 +288,9 @@ func logical(f func(x, y bool) bool) cpuKernels {
 func addcmulOf[T cpu.Float](p [2]float64) cpu.Fn3[T] {
 	v := T(p[0])
 	return cpu.Fn3[T]{
-		F:   func(a, b, c T) T { return a + v*b*c },
-		Vec: func(d, a, b, c []T) { cpu.AddcmulVec(d, a, b, c, v) },
-		VecScalarC: func(d, a, b []T, c T) { // AddInPlace's a + v·b·1
-			a, b = a[:len(d)], b[:len(d)]
-			for i := range d {
-				d[i] = a[i] + v*b[i]*c
-			}
-		},
+		F:          func(a, b, c T) T { return a + v*b*c },
+		Vec:        func(d, a, b, c []T) { cpu.AddcmulVec(d, a, b, c, v) },
+		VecScalarC: func(d, a, b []T, c T) { cpu.AddcmulScalarVec(d, a, b, c, v) }, // AddInPlace's a + v·b·1
 	}
 }
 

@@ -119,5 +119,11 @@ out.append(kernel('clampZ', 'Sets dst_i = min(max(x_i, lo), hi) for lo and hi ne
 A4 = [('dst', 'p'), ('a', 'p'), ('b', 'p'), ('c', 'p'), ('n', 'n'), ('v', 'f')]
 out.append(kernel('addcmulZ', 'Sets dst_i = a_i + v·b_i·c_i.', A4, addc('VMULPS')))
 out.append(kernel('addcdivZ', 'Sets dst_i = a_i + v·b_i/c_i.', A4, addc('VDIVPS')))
+def addcScalar(r, off, m):
+    z, w = f'Z{r}', f'Z{r+4}'
+    return (load(r, 'b', off, m, z) + ['\tVMULPS Z8, ' + z + ', ' + z, '\tVMULPS Z9, ' + z + ', ' + z] +
+            load(r, 'a', off, m, w) + [f'\tVADDPS {z}, {w}, {z}'] + store(z, off, m))
+out.append(kernel('addcmulScalarZ', 'Sets dst_i = a_i + v·b_i·c (an SGD step: p + (−lr)·g·1).',
+                  [('dst', 'p'), ('a', 'p'), ('b', 'p'), ('n', 'n'), ('v', 'f'), ('c', 'f')], addcScalar))
 import sys
 open(sys.argv[1], 'w').write('\n'.join(out))
