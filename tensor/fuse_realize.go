@@ -117,9 +117,8 @@ func (t *Tensor) detachReaders(ys []*Tensor) (src *Tensor, done func()) {
 		return t, func() {}
 	}
 	countAlloc(s.dtype, s.n)
-	old := &storage{dtype: s.dtype, device: s.device, n: s.n, buf: s.buf}
-	old.refs.Store(1) // src's, until done
-	liveStorages.Add(1)
+	src = t.oldValues()
+	old := src.ref.s
 	s.rmu.Lock()
 	readers := s.readers
 	s.readers = nil
@@ -128,9 +127,22 @@ func (t *Tensor) detachReaders(ys []*Tensor) (src *Tensor, done func()) {
 		r.moveLeaves(s, old)
 	}
 	s.buf = buf
-	src = &Tensor{dtype: t.dtype, ref: &ref{s: old, borrowed: true}}
-	src.setLayout(t.shape, t.strides)
 	return src, old.release
+}
+
+// oldValues shares the buffer of t's storage s, which t covers, with a
+// new storage holding one reference (the caller's, released when the old
+// values are no longer needed), and returns a view of it with t's
+// layout, borrowing it: what an in-place op on t reads once the caller
+// gives s another buffer (or none, until realized).
+func (t *Tensor) oldValues() *Tensor {
+	s := t.ref.s
+	old := &storage{dtype: s.dtype, device: s.device, n: s.n, buf: s.buf}
+	old.refs.Store(1)
+	liveStorages.Add(1)
+	src := &Tensor{dtype: t.dtype, ref: &ref{s: old, borrowed: true}}
+	src.setLayout(t.shape, t.strides)
+	return src
 }
 
 // coversStorage reports whether t is every element of its storage once,

@@ -191,12 +191,8 @@ func deferInPlace(op Op, p [2]float64, t *Tensor, ins ...*Tensor) bool {
 		s.realize()
 	}
 	if src.ref.s == s { // no copy on write happened: the old values move out of s
-		old := &storage{dtype: s.dtype, device: s.device, n: s.n, buf: s.buf}
-		old.refs.Store(1)
-		liveStorages.Add(1)
-		defer old.release() // the expression holds it from here
-		src = &Tensor{dtype: t.dtype, ref: &ref{s: old, borrowed: true}}
-		src.setLayout(t.shape, t.strides)
+		src = t.oldValues()
+		defer src.ref.s.release() // the expression holds it from here
 	} else { // s holds a fresh, unwritten buffer: not needed until realized
 		backendOf(s.device).free(s.dtype, s.buf)
 	}
