@@ -34,10 +34,7 @@ func TestPackNested(t *testing.T) {
 		if dev == tensor.CPU {
 			continue
 		}
-		g, err := tensor.GPUDevice(dev)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := devtest.Runtime(t, dev)
 		count := func(b int) int64 {
 			lengths := make([]int, b)
 			for i := range lengths {
