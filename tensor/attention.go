@@ -153,11 +153,12 @@ func checkOffsets(offsets []int, n int) (int, string) {
 	}
 	longest := 0
 	for s := 1; s < len(offsets); s++ {
-		l := offsets[s] - offsets[s-1]
-		if l < 0 {
-			return 0, fmt.Sprintf("offsets %v decrease at %d (%d after %d)", short(offsets), s, offsets[s], offsets[s-1])
+		// Compared as offsets, not as differences, which could wrap
+		// past MaxInt and look non-negative.
+		if offsets[s] < offsets[s-1] || offsets[s] > n {
+			return 0, fmt.Sprintf("offsets %v leave 0 … N = %d or decrease at %d (%d after %d)", short(offsets), n, s, offsets[s], offsets[s-1])
 		}
-		longest = max(longest, l)
+		longest = max(longest, offsets[s]-offsets[s-1])
 	}
 	return longest, ""
 }
