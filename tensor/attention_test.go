@@ -140,6 +140,10 @@ func TestAttentionBadInput(t *testing.T) {
 	if !errors.Is(err, tensor.ErrArgument) {
 		t.Errorf("Offsets(3, -1): %v", err)
 	}
+	err = tensor.Catch(func() { tensor.Offsets(math.MaxInt, 1) })
+	if !errors.Is(err, tensor.ErrArgument) {
+		t.Errorf("Offsets(MaxInt, 1): %v", err)
+	}
 	lse := tensor.Zeros([]int{5, 3})
 	err = tensor.Catch(func() { tensor.ScaledDotProductAttentionBackward(x, x, x, x, lse, x, o()) })
 	if !errors.Is(err, tensor.ErrShape) {
