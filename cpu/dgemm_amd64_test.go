@@ -77,3 +77,17 @@ func TestDgemmMatchesGonum(t *testing.T) {
 	matchesGonum[float64](t, newRand(23), &dgemmAsm, 1e-13,
 		[][4]int{{1, 64, 64, 64}, {3, 17, 33, 65}, {2, 130, 9, 257}, {40, 9, 10, 11}, {4, 100, 70, 300}})
 }
+
+// TestDgemmAllocs checks that a float64 product allocates as few objects
+// as a float32 one (TestGemmAllocs): the kit is built once, not per call.
+func TestDgemmAllocs(t *testing.T) {
+	skipNoDgemm(t)
+	r := newRand(22)
+	m, n, k := 130, 100, 70
+	a, b, c := gemmMatT[float64](r, m, k, gRow, false), gemmMatT[float64](r, k, n, gCol, false), gemmMatT[float64](r, m, n, gRow, false)
+	for _, parts := range []int{1, 2} {
+		if allocs := testing.AllocsPerRun(10, func() { dgemm(m, n, k, a, b, c, parts) }); allocs > 6 {
+			t.Errorf("%d×%d×%d on %d goroutines: %.0f allocations a product", m, n, k, parts, allocs)
+		}
+	}
+}

@@ -95,8 +95,20 @@ func newSgemmKitZ() *gemmKit[float32] {
 		packA: packA, packB: packB, macro: sgemmMacroZ, gemv: sgemv, outer: souter, bufs: &sgemmBufs}
 }
 
-// dgemmKit is the float64 GEMM, with the AVX-512 kernels (dgemmAsm).
+// dgemmKit is the float64 GEMM, with the AVX-512 kernels (dgemmAsm):
+// built once, as sgemmKit's, and afresh only while a benchmark has
+// changed the blocking (dgemmKC, dgemmMC, gemmDirectA).
 func dgemmKit() *gemmKit[float64] {
+	if k := dgemmKitZ; k.kc != dgemmKC || k.mc != dgemmMC || k.direct != gemmDirectA {
+		return newDgemmKit()
+	}
+	return dgemmKitZ
+}
+
+var dgemmKitZ = newDgemmKit()
+
+// newDgemmKit returns the float64 kit with the blocking set now.
+func newDgemmKit() *gemmKit[float64] {
 	return &gemmKit[float64]{mr: gemmMR, nr: dgemmNR, nb: 4 * dgemmNR, kc: dgemmKC, mc: dgemmMC, direct: gemmDirectA,
 		packA: packAGo[float64], packB: packBGo[float64], macro: dgemmMacroZ, bufs: &dgemmBufs}
 }
