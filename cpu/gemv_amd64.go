@@ -7,7 +7,8 @@ package cpu
 //go:noescape
 func dotZ(x, y *float32, n int) float32
 
-// axpyZ sets dst_i += a·x_i over n ≥ 0 values (AVX-512).
+// axpyZ sets dst_i += a·x_i over n ≥ 0 values (AVX-512; in vec_amd64.s,
+// from the template of the vector loops).
 //
 //go:noescape
 func axpyZ(dst, x *float32, n int, a float32)
