@@ -70,7 +70,7 @@ def kernel(name, comment, args, body):
     lines += [f'{name}_done:', '\tVZEROUPPER', '\tRET', '']
     return '\n'.join(lines)
 
-def load(reg, ptr, off, masked, dst):
+def load(ptr, off, masked, dst):
     if masked:
         return [f'\tVMOVUPS.Z {off}({regs[ptr]}), K1, {dst}']
     return [f'\tVMOVUPS {off}({regs[ptr]}), {dst}']
@@ -83,24 +83,24 @@ def store(src, off, masked):
 def binop(ins):
     def body(r, off, m):
         z, w = f'Z{r}', f'Z{r+4}'
-        return load(r, 'x', off, m, z) + load(r, 'y', off, m, w) + [f'\t{ins} {w}, {z}, {z}'] + store(z, off, m)
+        return load('x', off, m, z) + load('y', off, m, w) + [f'\t{ins} {w}, {z}, {z}'] + store(z, off, m)
     return body
 
 def scalop(ins):
     def body(r, off, m):
         z = f'Z{r}'
-        return load(r, 'x', off, m, z) + [f'\t{ins} Z8, {z}, {z}'] + store(z, off, m)
+        return load('x', off, m, z) + [f'\t{ins} Z8, {z}, {z}'] + store(z, off, m)
     return body
 
 def sqrt(r, off, m):
     z = f'Z{r}'
-    return load(r, 'x', off, m, z) + [f'\tVSQRTPS {z}, {z}'] + store(z, off, m)
+    return load('x', off, m, z) + [f'\tVSQRTPS {z}, {z}'] + store(z, off, m)
 
 def addc(ins):
     def body(r, off, m):
         z, w = f'Z{r}', f'Z{r+4}'
-        return (load(r, 'b', off, m, z) + [f'\tVMULPS Z8, {z}, {z}'] + load(r, 'c', off, m, w) + [f'\t{ins} {w}, {z}, {z}'] +
-                load(r, 'a', off, m, w) + [f'\tVADDPS {z}, {w}, {z}'] + store(z, off, m))
+        return (load('b', off, m, z) + [f'\tVMULPS Z8, {z}, {z}'] + load('c', off, m, w) + [f'\t{ins} {w}, {z}, {z}'] +
+                load('a', off, m, w) + [f'\tVADDPS {z}, {w}, {z}'] + store(z, off, m))
     return body
 
 out = [hdr]
@@ -114,20 +114,20 @@ def clamp(r, off, m):
     z = f'Z{r}'
     # max(lo, x) then min(hi, ·) with x the second source, so that a NaN x
     # comes through as Go's min and max keep it.
-    return load(r, 'x', off, m, z) + [f'\tVMAXPS {z}, Z8, {z}', f'\tVMINPS {z}, Z9, {z}'] + store(z, off, m)
+    return load('x', off, m, z) + [f'\tVMAXPS {z}, Z8, {z}', f'\tVMINPS {z}, Z9, {z}'] + store(z, off, m)
 out.append(kernel('clampZ', 'Sets dst_i = min(max(x_i, lo), hi) for lo and hi neither zero nor NaN.', [('dst', 'p'), ('x', 'p'), ('n', 'n'), ('lo', 'f'), ('hi', 'f')], clamp))
 A4 = [('dst', 'p'), ('a', 'p'), ('b', 'p'), ('c', 'p'), ('n', 'n'), ('v', 'f')]
 out.append(kernel('addcmulZ', 'Sets dst_i = a_i + v·b_i·c_i.', A4, addc('VMULPS')))
 out.append(kernel('addcdivZ', 'Sets dst_i = a_i + v·b_i/c_i.', A4, addc('VDIVPS')))
 def addcScalar(r, off, m):
     z, w = f'Z{r}', f'Z{r+4}'
-    return (load(r, 'b', off, m, z) + ['\tVMULPS Z8, ' + z + ', ' + z, '\tVMULPS Z9, ' + z + ', ' + z] +
-            load(r, 'a', off, m, w) + [f'\tVADDPS {z}, {w}, {z}'] + store(z, off, m))
+    return (load('b', off, m, z) + ['\tVMULPS Z8, ' + z + ', ' + z, '\tVMULPS Z9, ' + z + ', ' + z] +
+            load('a', off, m, w) + [f'\tVADDPS {z}, {w}, {z}'] + store(z, off, m))
 out.append(kernel('addcmulScalarZ', 'Sets dst_i = a_i + v·b_i·c (an SGD step: p + (−lr)·g·1).',
                   [('dst', 'p'), ('a', 'p'), ('b', 'p'), ('n', 'n'), ('v', 'f'), ('c', 'f')], addcScalar))
 def axpy(r, off, m):
     z, w = f'Z{r}', f'Z{r+4}'
-    return load(r, 'dst', off, m, z) + load(r, 'x', off, m, w) + [f'\tVFMADD231PS {w}, Z8, {z}'] + store(z, off, m)
+    return load('dst', off, m, z) + load('x', off, m, w) + [f'\tVFMADD231PS {w}, Z8, {z}'] + store(z, off, m)
 out.append(kernel('axpyZ', 'Sets dst_i += a·x_i, fused (one rounding): sgemv\'s column step, not a vec.go function.',
                   [('dst', 'p'), ('x', 'p'), ('n', 'n'), ('a', 'f')], axpy))
 import sys
