@@ -137,14 +137,8 @@ func evalForwardAt(t *testing.T, f func([]*T) *T, w []float64, xs, vs []*T) []fo
 // the reverse pass HVP records leaves no node behind (reverse rules
 // compute no gradient for the constant weights).
 func TestForwardMemoryGPU(t *testing.T) {
-	gpu, ok := devtest.GPU(t)
-	if !ok {
-		t.Skip("no GPU")
-	}
-	g, err := tensor.GPUDevice(gpu)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gpu := devtest.MustGPU(t)
+	g := devtest.Runtime(t, gpu)
 	seed(10, 5)
 	on := func(shape ...int) *T {
 		return tensor.From(uniform(layout.Numel(shape), -1, 1), shape, tensor.Of(tensor.Float32), tensor.On(gpu)).Keep()

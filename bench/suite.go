@@ -166,11 +166,12 @@ func Run(cfg Config) (*Report, error) {
 }
 
 // peerSettle is the pause before each measurement of a run with peers:
-// OpenBLAS's worker threads poll for about 2^28 cycles (~0.1 s) after a
-// call before they sleep, so a measurement that starts right after a
-// peer's BLAS call shares the cores with them (measured on the 2-core
-// machine: the FMA peak fell from 420–436 to 354 GFLOP/s and GEMM 1024
-// from ~370 to 272–341 GFLOP/s in runs with the peer process beside it).
+// OpenBLAS's idle worker threads keep polling for a while after a call
+// before they sleep (OPENBLAS_THREAD_TIMEOUT), so a measurement that
+// starts right after a peer's BLAS call shares the cores with them
+// (measured on the 2-core machine: the FMA peak fell from 420–436 to 354
+// GFLOP/s and GEMM 1024 from ~370 to 272–341 GFLOP/s in runs with the
+// peer process beside it).
 const peerSettle = 200 * time.Millisecond
 
 // settleTime is the pause before each measurement: peerSettle when peers

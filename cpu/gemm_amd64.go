@@ -114,25 +114,14 @@ func matMulGemm[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout
 	view := func(s []T, l Layout, i int) mat[T] {
 		return mat[T]{data: s, off: l.Offset + i*l.Strides[0], rs: l.Strides[1], cs: l.Strides[2]}
 	}
-	if nb == 1 { // one product, without the closures below (a small model makes thousands a step)
-		parts := 1
-		if m*n*k >= gemmParallelWork {
-			parts = runtime.GOMAXPROCS(0)
-		}
-		gemm(m, n, k, view(a, al, 0), view(bm, bl, 0), view(dst, dl, 0), parts, kit)
-		return
-	}
-	one := func(i, parts int) {
-		gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), parts, kit)
-	}
 	w := runtime.GOMAXPROCS(0)
-	if m*n*k >= gemmParallelWork || nb == 1 {
+	if nb == 1 || m*n*k >= gemmParallelWork { // each product on its own, split when large (nb = 1 without the closure below: a small model makes thousands a step)
 		parts := 1
 		if m*n*k >= gemmParallelWork {
 			parts = w
 		}
 		for i := range nb {
-			one(i, parts)
+			gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), parts, kit)
 		}
 		return
 	}
@@ -140,7 +129,7 @@ func matMulGemm[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout
 	if nb*m*n*k >= gemmParallelWork {
 		parts = w
 	}
-	gemmRun(parts, nb, func(i int) { one(i, 1) })
+	gemmRun(parts, nb, func(i int) { gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), 1, kit) })
 }
 
 // sgemm computes c = a·b for float32 (see gemm).

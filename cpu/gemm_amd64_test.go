@@ -395,8 +395,9 @@ func TestSplitFor(t *testing.T) {
 	}
 }
 
-// TestSgemmKitFollowsBlocking checks that the kit built once at start-up
-// gives way to one with the blocking a benchmark sets.
+// TestSgemmKitFollowsBlocking checks that the kits built once at start-up
+// (float32 and float64) give way to ones with the blocking a benchmark
+// sets.
 func TestSgemmKitFollowsBlocking(t *testing.T) {
 	if !cpuAVX512 {
 		t.Skip("no AVX-512")
@@ -406,9 +407,21 @@ func TestSgemmKitFollowsBlocking(t *testing.T) {
 	if k := sgemmKit(); k != sgemmKitZ {
 		t.Fatalf("sgemmKit() built a kit with the blocking unchanged")
 	}
+	if k := dgemmKit(); k != dgemmKitZ {
+		t.Fatalf("dgemmKit() built a kit with the blocking unchanged")
+	}
 	gemmDirectA = !gemmDirectA
 	if k := sgemmKit(); k.direct != gemmDirectA {
 		t.Fatalf("sgemmKit().direct = %v after gemmDirectA was set to %v", k.direct, gemmDirectA)
+	}
+	if k := dgemmKit(); k.direct != gemmDirectA {
+		t.Fatalf("dgemmKit().direct = %v after gemmDirectA was set to %v", k.direct, gemmDirectA)
+	}
+	gemmDirectA = !gemmDirectA
+	defer func(kc int) { dgemmKC = kc }(dgemmKC)
+	dgemmKC /= 2
+	if k := dgemmKit(); k.kc != dgemmKC {
+		t.Fatalf("dgemmKit().kc = %d after dgemmKC was set to %d", k.kc, dgemmKC)
 	}
 }
 

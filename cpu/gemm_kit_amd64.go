@@ -2,7 +2,10 @@
 
 package cpu
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+)
 
 // A gemmKit is one element type's GEMM: the micro-kernel's block (mr rows
 // of A by nr columns of B a packed panel, nb columns of C a kernel call at
@@ -33,19 +36,23 @@ var (
 	dgemmBufs gemmCache[float64]
 )
 
-// gemmCacheKeep is how many sets of packing buffers a gemmCache keeps
-// for the next products.
-const gemmCacheKeep = 4
-
 // A gemmCache keeps packing buffers from one product to the next. Unlike
 // a sync.Pool it is not emptied by the garbage collector: a large product
 // that got fresh buffers after every collection would spend a few percent
-// of its time zeroing them (16 MiB of packed B at n = 2048). It keeps
-// gemmCacheKeep sets at most, a few times gemmShared's 16 MiB in all.
+// of its time zeroing them (16 MiB of packed B at n = 2048). It keeps as
+// many sets as one product uses at once on every core (gemmCacheKeep):
+// with fewer, the sets of the blocks, handed back first, filled it, and
+// the shared operand's, the largest (up to gemmShared, 16 MiB), handed
+// back last, was dropped and made afresh by the next product.
 type gemmCache[T Float] struct {
 	mu   sync.Mutex
 	free []*gemmBufs[T]
 }
+
+// gemmCacheKeep is how many sets of packing buffers a gemmCache keeps
+// for the next products: one per goroutine of a product, and the shared
+// operand's.
+func gemmCacheKeep() int { return runtime.GOMAXPROCS(0) + 1 }
 
 // get returns a set of buffers, empty or kept from an earlier product.
 func (c *gemmCache[T]) get() *gemmBufs[T] {
@@ -63,7 +70,7 @@ func (c *gemmCache[T]) get() *gemmBufs[T] {
 func (c *gemmCache[T]) put(b *gemmBufs[T]) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.free) < gemmCacheKeep {
+	if len(c.free) < gemmCacheKeep() {
 		c.free = append(c.free, b)
 	}
 }
@@ -95,8 +102,20 @@ func newSgemmKitZ() *gemmKit[float32] {
 		packA: packA, packB: packB, macro: sgemmMacroZ, gemv: sgemv, outer: souter, bufs: &sgemmBufs}
 }
 
-// dgemmKit is the float64 GEMM, with the AVX-512 kernels (dgemmAsm).
+// dgemmKit is the float64 GEMM, with the AVX-512 kernels (dgemmAsm):
+// built once, as sgemmKit's, and afresh only while a benchmark has
+// changed the blocking (dgemmKC, dgemmMC, gemmDirectA).
 func dgemmKit() *gemmKit[float64] {
+	if k := dgemmKitZ; k.kc != dgemmKC || k.mc != dgemmMC || k.direct != gemmDirectA {
+		return newDgemmKit()
+	}
+	return dgemmKitZ
+}
+
+var dgemmKitZ = newDgemmKit()
+
+// newDgemmKit returns the float64 kit with the blocking set now.
+func newDgemmKit() *gemmKit[float64] {
 	return &gemmKit[float64]{mr: gemmMR, nr: dgemmNR, nb: 4 * dgemmNR, kc: dgemmKC, mc: dgemmMC, direct: gemmDirectA,
 		packA: packAGo[float64], packB: packBGo[float64], macro: dgemmMacroZ, bufs: &dgemmBufs}
 }

@@ -7,7 +7,8 @@ package cpu
 //go:noescape
 func dotZ(x, y *float32, n int) float32
 
-// axpyZ sets dst_i += a·x_i over n ≥ 0 values (AVX-512).
+// axpyZ sets dst_i += a·x_i over n ≥ 0 values (AVX-512; in vec_amd64.s,
+// from the template of the vector loops).
 //
 //go:noescape
 func axpyZ(dst, x *float32, n int, a float32)
@@ -19,15 +20,15 @@ func axpyZ(dst, x *float32, n int, a float32)
 //go:noescape
 func axpy4Z(dst, x *float32, ld, n int, a0, a1, a2, a3 float32)
 
-// sgemv computes c = a·b for a product with one column (n = 1) when the
-// AVX-512 kernels are in use, reporting whether it did: a packed B panel
+// sgemv computes c = a·b for a product with one column (n = 1), the
+// AVX-512 kit's gemv, reporting whether it did: a packed B panel
 // would hold one useful column in sixteen. With a row-major each c_i is
 // the dot product of row i with b; with a column-major, c is the sum of
 // a's columns scaled by b's values (axpy). b is copied first when its
 // values are not contiguous. The sums run in a different order than the
 // block kernels', so results may differ from theirs in the last bits.
 func sgemv(m, k int, a, b, c f32Mat) bool {
-	if !sgemmAVX512 || (a.cs != 1 && a.rs != 1) {
+	if a.cs != 1 && a.rs != 1 {
 		return false
 	}
 	a.check(m, k)
@@ -71,13 +72,13 @@ func sgemv(m, k int, a, b, c f32Mat) bool {
 }
 
 // souter computes c = a·b for a product with K = 1, an outer product,
-// when the AVX-512 kernels are in use and c and b are row-major,
+// the AVX-512 kit's outer, when c and b are row-major,
 // reporting whether it did: row i of c is b's row scaled by a_i, where
 // the packed kernels would pack both operands for one step of K. Each
 // value is the product a_i·b_j rounded once, as theirs (a zero product
 // may differ from theirs in its sign).
 func souter(m, n int, a, b, c f32Mat) bool {
-	if !sgemmAVX512 || c.cs != 1 || b.cs != 1 {
+	if c.cs != 1 || b.cs != 1 {
 		return false
 	}
 	a.check(m, 1)

@@ -2,9 +2,11 @@
 
 #include "textflag.h"
 
-// Matrix-vector kernels for AVX-512 (F): a dot product and an axpy over n
-// float32 values, 64 at a time in four registers, then 16 at a time, the
-// last 1–15 under a mask (K1) so that nothing past n is read or written.
+// Matrix-vector kernels for AVX-512 (F): a dot product and an axpy of
+// four columns over n float32 values, 64 at a time in four registers (the
+// dot product), then 16 at a time, the last 1–15 under a mask (K1) so
+// that nothing past n is read or written. The axpy of one column, whose
+// loop is vec_amd64.s's, is generated there (axpyZ).
 
 // func dotZ(x, y *float32, n int) float32
 //
@@ -70,63 +72,6 @@ sum:
 	VMOVSHDUP     X0, X1
 	VADDSS        X1, X0, X0
 	VMOVSS        X0, ret+24(FP)
-	VZEROUPPER
-	RET
-
-// func axpyZ(dst, x *float32, n int, a float32)
-//
-// Sets dst_i += a·x_i.
-TEXT ·axpyZ(SB), NOSPLIT, $0-28
-	MOVQ         dst+0(FP), DI
-	MOVQ         x+8(FP), SI
-	MOVQ         n+16(FP), CX
-	VBROADCASTSS a+24(FP), Z8
-	CMPQ         CX, $64
-	JB           one
-
-four:
-	VMOVUPS     (DI), Z0
-	VMOVUPS     64(DI), Z1
-	VMOVUPS     128(DI), Z2
-	VMOVUPS     192(DI), Z3
-	VFMADD231PS (SI), Z8, Z0
-	VFMADD231PS 64(SI), Z8, Z1
-	VFMADD231PS 128(SI), Z8, Z2
-	VFMADD231PS 192(SI), Z8, Z3
-	VMOVUPS     Z0, (DI)
-	VMOVUPS     Z1, 64(DI)
-	VMOVUPS     Z2, 128(DI)
-	VMOVUPS     Z3, 192(DI)
-	ADDQ        $256, SI
-	ADDQ        $256, DI
-	SUBQ        $64, CX
-	CMPQ        CX, $64
-	JAE         four
-
-one:
-	CMPQ        CX, $16
-	JB          tail
-	VMOVUPS     (DI), Z0
-	VFMADD231PS (SI), Z8, Z0
-	VMOVUPS     Z0, (DI)
-	ADDQ        $64, SI
-	ADDQ        $64, DI
-	SUBQ        $16, CX
-	JMP         one
-
-tail:
-	TESTQ       CX, CX
-	JZ          done
-	MOVL        $1, AX
-	SHLL        CX, AX
-	DECL        AX
-	KMOVW       AX, K1
-	VMOVUPS.Z   (DI), K1, Z0
-	VMOVUPS.Z   (SI), K1, Z1
-	VFMADD231PS Z1, Z8, Z0
-	VMOVUPS     Z0, K1, (DI)
-
-done:
 	VZEROUPPER
 	RET
 

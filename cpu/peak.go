@@ -6,8 +6,12 @@ import "sync"
 // the widest kind the CPU has (FMABits) on each of threads goroutines and
 // returns the float32 flops done: timed, it is the peak against which
 // the GEMM's rate is judged. The operands stay in registers, so nothing
-// but the FMA units limits it.
+// but the FMA units limits it. With threads or n below 1 it does nothing
+// and returns 0 (the assembly loops run at least one iteration).
 func FMAPeak(threads, n int) float64 {
+	if threads < 1 || n < 1 {
+		return 0
+	}
 	var wg sync.WaitGroup
 	flops := make([]float64, threads)
 	for t := range threads {

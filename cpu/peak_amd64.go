@@ -27,8 +27,9 @@ func FMABits() int {
 	return 0
 }
 
-// fmaLoop runs n iterations of twelve independent FMAs of FMABits' width
-// and returns the float32 flops done.
+// fmaLoop runs n ≥ 1 iterations of twelve independent FMAs of FMABits'
+// width and returns the float32 flops done (the assembly loops test n
+// after an iteration: n = 0 would run 2⁶⁴ of them).
 func fmaLoop(n int) float64 {
 	switch FMABits() {
 	case 512:

@@ -10,7 +10,7 @@
 // Each lane computes what the Go expression in the function's comment
 // computes for float32 operands, with the same roundings (one per
 // operation, no fused multiply-add), so results match the scalar loops
-// bit for bit.
+// bit for bit; axpyZ, gemv's, fuses its multiply-add.
 
 // func addZ(dst *float32, x *float32, y *float32, n int)
 //
@@ -701,5 +701,63 @@ addcmulScalarZ_tail:
 	VADDPS Z0, Z4, Z0
 	VMOVUPS Z0, K1, 0(DI)
 addcmulScalarZ_done:
+	VZEROUPPER
+	RET
+
+// func axpyZ(dst *float32, x *float32, n int, a float32)
+//
+// Sets dst_i += a·x_i, fused (one rounding): sgemv's column step, not a vec.go function.
+TEXT ·axpyZ(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS a+24(FP), Z8
+	CMPQ CX, $64
+	JB   axpyZ_one
+axpyZ_four:
+	VMOVUPS 0(DI), Z0
+	VMOVUPS 0(SI), Z4
+	VFMADD231PS Z4, Z8, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS 64(DI), Z1
+	VMOVUPS 64(SI), Z5
+	VFMADD231PS Z5, Z8, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(DI), Z2
+	VMOVUPS 128(SI), Z6
+	VFMADD231PS Z6, Z8, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(DI), Z3
+	VMOVUPS 192(SI), Z7
+	VFMADD231PS Z7, Z8, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  axpyZ_four
+axpyZ_one:
+	CMPQ CX, $16
+	JB   axpyZ_tail
+	VMOVUPS 0(DI), Z0
+	VMOVUPS 0(SI), Z4
+	VFMADD231PS Z4, Z8, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  axpyZ_one
+axpyZ_tail:
+	TESTQ CX, CX
+	JZ    axpyZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(DI), K1, Z0
+	VMOVUPS.Z 0(SI), K1, Z4
+	VFMADD231PS Z4, Z8, Z0
+	VMOVUPS Z0, K1, 0(DI)
+axpyZ_done:
 	VZEROUPPER
 	RET

@@ -46,10 +46,7 @@ func cpuCounts(c opCase, lengths []int) counts {
 // dispatches of the op and of the backward pass of the Sum of its
 // result.
 func gpuCounts(t *testing.T, c opCase, lengths []int, dev tensor.Device) counts {
-	g, err := tensor.GPUDevice(dev)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := devtest.Runtime(t, dev)
 	xv := data(append([]int{total(lengths)}, c.rest...), 1, tensor.Float32, dev).SetRequiresGrad(true)
 	ex := extras(c, lengths, tensor.Float32, dev)
 	x := nested.FromValues(xv, lengths)

@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -34,10 +35,7 @@ func TestPackNested(t *testing.T) {
 		if dev == tensor.CPU {
 			continue
 		}
-		g, err := tensor.GPUDevice(dev)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := devtest.Runtime(t, dev)
 		count := func(b int) int64 {
 			lengths := make([]int, b)
 			for i := range lengths {
@@ -64,7 +62,18 @@ func TestPackNested(t *testing.T) {
 	if err := autograd.Check(f, []*T{v}, autograd.CheckOptions{}); err != nil {
 		t.Error(err)
 	}
-	if err := tensor.Catch(func() { nn.PackNested(nested.FromValues(v, []int{7, 0})) }); err == nil {
-		t.Error("PackNested of an empty sequence: no error")
+	for _, c := range []struct {
+		name, op string
+		f        func()
+	}{
+		{"an empty sequence", "nn.PackNested", func() { nn.PackNested(nested.FromValues(v, []int{7, 0})) }},
+		{"a nil x", "nn.PackNested", func() { nn.PackNested(nil) }},
+		{"a nil receiver", "nn.PackedSequence.Nested", func() { (*nn.PackedSequence)(nil).Nested() }},
+	} {
+		err := tensor.Catch(c.f)
+		var te *tensor.Error
+		if !errors.As(err, &te) || !errors.Is(err, tensor.ErrArgument) || te.Op != c.op {
+			t.Errorf("%s: got %v, want a *tensor.Error of %s wrapping ErrArgument", c.name, err, c.op)
+		}
 	}
 }

@@ -42,14 +42,8 @@ var fusedCases = []struct {
 // pending expressions clamped in place, against the CPU, and bounds the
 // dispatches per parameter of a fused step.
 func TestFusedStepsMatchCPU(t *testing.T) {
-	gpu, ok := devtest.GPU(t)
-	if !ok {
-		t.Skip("no GPU")
-	}
-	g, err := tensor.GPUDevice(gpu)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gpu := devtest.MustGPU(t)
+	g := devtest.Runtime(t, gpu)
 	shapes := [][]int{{7, 33}, {65}, {33, 7}}
 	run := func(dev tensor.Device, mk func([]*tensor.Tensor) optim.Optimizer, perStep func(int64)) [][]float32 {
 		ps := make([]*tensor.Tensor, len(shapes))

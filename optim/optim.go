@@ -259,14 +259,15 @@ func lerp(tmp *temps, s *tensor.Tensor, decay float64, b, c *tensor.Tensor, valu
 		}
 		return
 	}
-	if c == nil {
-		c = tensor.Full(nil, 1, tensor.Like(s))
-		defer c.Release()
-	}
 	// The pending s·decay, inlined into the sum, goes before the write:
 	// a live reader of s would be computed first.
 	sd := s.MulScalar(decay)
-	next := tmp.add(tensor.Addcmul(sd, b, c, value))
+	var next *tensor.Tensor
+	if c == nil { // value·b as a pending scalar op: no constant 1 uploaded each step
+		next = tmp.add(sd.Add(tmp.add(b.MulScalar(value))))
+	} else {
+		next = tmp.add(tensor.Addcmul(sd, b, c, value))
+	}
 	sd.Release()
 	s.CopyFrom(next)
 }

@@ -23,12 +23,13 @@ type AttentionOptions struct {
 
 // Offsets returns the offsets of segments of the given lengths packed
 // one after another: 0, l0, l0+l1, ..., as AttentionOptions.Offsets
-// wants. It panics with ErrArgument for a negative length.
+// wants. It panics with ErrArgument for a negative length or lengths
+// whose sum overflows an int.
 func Offsets(lengths ...int) []int {
 	out := make([]int, len(lengths)+1)
 	for i, l := range lengths {
-		if l < 0 {
-			failf("Offsets", ErrArgument, nil, "negative length %d at %d", l, i)
+		if l < 0 || out[i] > math.MaxInt-l {
+			failf("Offsets", ErrArgument, nil, "length %d at %d is negative or takes the sum past MaxInt", l, i)
 		}
 		out[i+1] = out[i] + l
 	}
@@ -153,11 +154,12 @@ func checkOffsets(offsets []int, n int) (int, string) {
 	}
 	longest := 0
 	for s := 1; s < len(offsets); s++ {
-		l := offsets[s] - offsets[s-1]
-		if l < 0 {
-			return 0, fmt.Sprintf("offsets %v decrease at %d (%d after %d)", short(offsets), s, offsets[s], offsets[s-1])
+		// Compared as offsets, not as differences, which could wrap
+		// past MaxInt and look non-negative.
+		if offsets[s] < offsets[s-1] || offsets[s] > n {
+			return 0, fmt.Sprintf("offsets %v leave 0 … N = %d or decrease at %d (%d after %d)", short(offsets), n, s, offsets[s], offsets[s-1])
 		}
-		longest = max(longest, l)
+		longest = max(longest, offsets[s]-offsets[s-1])
 	}
 	return longest, ""
 }

@@ -119,6 +119,9 @@ func TestAttentionBadInput(t *testing.T) {
 		{"offsets past N", x, x, x, o(0, 6), tensor.ErrArgument},
 		{"offsets decreasing", x, x, x, o(0, 3, 2, 5), tensor.ErrArgument},
 		{"negative offset", x, x, x, o(0, -1, 5), tensor.ErrArgument},
+		// Every step non-negative only as a wrapped int difference: the
+		// offsets pass 2^62, overflow, and come back to N.
+		{"offsets wrapping past MaxInt", x, x, x, o(0, 1<<62, math.MinInt, math.MinInt+1<<62, 5), tensor.ErrArgument},
 		{"one offset", x, x, x, o(0), tensor.ErrArgument},
 		{"NaN scale", x, x, x, tensor.AttentionOptions{Scale: math.NaN()}, tensor.ErrArgument},
 		{"2-D q", x.Reshape(10, 3), x.Reshape(10, 3), x.Reshape(10, 3), o(), tensor.ErrShape},
@@ -136,6 +139,10 @@ func TestAttentionBadInput(t *testing.T) {
 	err := tensor.Catch(func() { tensor.Offsets(3, -1) })
 	if !errors.Is(err, tensor.ErrArgument) {
 		t.Errorf("Offsets(3, -1): %v", err)
+	}
+	err = tensor.Catch(func() { tensor.Offsets(math.MaxInt, 1) })
+	if !errors.Is(err, tensor.ErrArgument) {
+		t.Errorf("Offsets(MaxInt, 1): %v", err)
 	}
 	lse := tensor.Zeros([]int{5, 3})
 	err = tensor.Catch(func() { tensor.ScaledDotProductAttentionBackward(x, x, x, x, lse, x, o()) })

@@ -53,3 +53,15 @@ func MustGPU(tb testing.TB) tensor.Device {
 
 // Required reports whether TESSERA_REQUIRE_GPU=1.
 func Required() bool { return gpuleaf.Required() }
+
+// Runtime returns the GPU runtime of dev, a GPU device from GPU or
+// MustGPU, for tests that count its dispatches, read its memory
+// statistics or set its limits; an error fails the test.
+func Runtime(tb testing.TB, dev tensor.Device) *device.GPU {
+	tb.Helper()
+	g, err := tensor.GPUDevice(dev)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return g
+}

@@ -99,14 +99,14 @@ type delayConfig struct {
 // delayTask trains a FusedLSTM and a linear read-out to output, at each
 // step, the symbol seen delay steps before (data.Delay), with Adam.
 type delayTask struct {
-	c       delayConfig
-	r       *train.Run
-	lstm    *FusedLSTM
-	readout *nn.LinearLayer
-	model   *delayModel
-	opt     optim.Optimizer
-	loader  *data.Loader
-	test    *data.InMemory
+	c              delayConfig
+	r              *train.Run
+	lstm           *FusedLSTM
+	readout        *nn.LinearLayer
+	model          *delayModel
+	opt            optim.Optimizer
+	loader         *data.Loader
+	trainSet, test *data.InMemory
 }
 
 // delayModel holds the two layers under the names "lstm" and "readout".
@@ -138,7 +138,7 @@ func newDelayTask(r *train.Run, c delayConfig) (*delayTask, error) {
 	}
 	g := tensor.NewGenerator(r.Seed)
 	opts := []tensor.Option{tensor.On(r.Device), tensor.WithGenerator(g)}
-	t := &delayTask{c: c, r: r, loader: loader, test: test}
+	t := &delayTask{c: c, r: r, loader: loader, trainSet: trainSet, test: test}
 	t.lstm = NewFusedLSTM(c.symbols, c.hidden, 3, opts...)
 	t.readout = nn.NewLinear(c.hidden, c.symbols, opts...)
 	t.model = &delayModel{t}
@@ -160,16 +160,20 @@ func (t *delayTask) StepsPerEpoch() int { return t.loader.BatchesPerEpoch() }
 // logits returns the read-out of a batch, [rows, symbols], its targets,
 // [rows], and the first row of a step ≥ delay (the rows from there on
 // need memory). Rows are time-major: [n·b] for a batch of b sequences
-// of n steps, or the packed rows of a ragged batch.
-func (t *delayTask) logits(b *data.Batch) (logits, targets *tensor.Tensor, late int) {
+// of n steps, or the packed rows of a ragged batch, whose lengths are
+// read from set, the batch's dataset, on the host (the batch's copy of
+// them may be on the GPU, and reading it back would sync every step).
+func (t *delayTask) logits(set *data.InMemory, b *data.Batch) (logits, targets *tensor.Tensor, late int) {
 	seqs, want := b.Tensors[0].T(), b.Tensors[1].T() // [n, b]
 	if !t.c.ragged {
 		x := tensor.OneHot(seqs, t.c.symbols).To(t.r.Device).Float() // [n, b, symbols]
 		h := t.lstm.Forward(x)
 		return t.readout.Forward(h.Reshape(-1, t.c.hidden)), want.Reshape(-1), t.c.delay * seqs.Size(1)
 	}
-	lengths := make([]int, seqs.Size(1))
-	for i, n := range b.Tensors[2].Int32s() {
+	host := make([]int32, len(b.Indices))
+	set.Gather(2, b.Indices, host)
+	lengths := make([]int, len(host))
+	for i, n := range host {
 		lengths[i] = int(n)
 	}
 	p := nn.PackPadded(seqs, lengths, false)
@@ -182,7 +186,7 @@ func (t *delayTask) logits(b *data.Batch) (logits, targets *tensor.Tensor, late 
 
 func (t *delayTask) Step(int) float64 {
 	return train.SupervisedStep(t.loader, t.opt, nil, func(b *data.Batch) *tensor.Tensor {
-		logits, targets, _ := t.logits(b)
+		logits, targets, _ := t.logits(t.trainSet, b)
 		return nn.CrossEntropy(logits, targets)
 	})
 }
@@ -199,7 +203,7 @@ func (t *delayTask) Evaluate() []train.Metric {
 	var correct, count, sum, rows float64
 	tensor.NoGrad(func() {
 		for b := range l.Batches() {
-			logits, want, late := t.logits(b)
+			logits, want, late := t.logits(t.test, b)
 			sum += nn.CrossEntropy(logits, want, nn.Reduce(nn.ReduceSum)).Item()
 			rows += float64(want.Size(0))
 			n := want.Size(0) - late
