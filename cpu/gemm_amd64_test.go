@@ -369,7 +369,7 @@ func TestSplitFor(t *testing.T) {
 	for _, c := range [][4]int{{2048, 2, 192, 6}, {1024, 2, 192, 6}, {256, 2, 192, 6}, {1000, 3, 192, 6}, {100, 2, 192, 6},
 		{4096, 2, 4096, 64}, {784, 2, 4096, 64}, {700, 1, 192, 6}, {5, 2, 192, 6}} {
 		n, parts, most, unit := c[0], c[1], c[2], c[3]
-		s := splitFor(n, parts, most, unit)
+		s := splitFor(n, parts, gemmUnitsPerWorker, most, unit)
 		units := (n + unit - 1) / unit
 		if parts > 1 && units >= parts*gemmUnitsPerWorker && s.count%parts != 0 {
 			t.Errorf("splitFor(%d, %d, %d, %d): %d blocks", n, parts, most, unit, s.count)
@@ -390,7 +390,7 @@ func TestSplitFor(t *testing.T) {
 			t.Errorf("splitFor(%d, %d, %d, %d): blocks of %d to %d (most %d) up to %d", n, parts, most, unit, small, large, s.most(), end)
 		}
 	}
-	if s := splitFor(256, 2, 192, 6); s.count != 8 || s.most() != 36 {
+	if s := splitFor(256, 2, gemmUnitsPerWorker, 192, 6); s.count != 8 || s.most() != 36 {
 		t.Errorf("splitFor(256, 2, 192, 6) = %d blocks of up to %d rows, want 8 of up to 36", s.count, s.most())
 	}
 }
