@@ -1,6 +1,9 @@
 package cpu
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // Fn2 is a two-input elementwise function from S to D, as a value: F
 // computes one element; Vec, when not nil, a run where dst, x and y are
@@ -170,6 +173,15 @@ func Where[T Elem](dst []T, dl Layout, cond []bool, cl Layout, x []T, xl Layout,
 // time, at random, which a branch would mispredict.
 func selectWords(dst []uint32, c []uint8, x, y []uint32, ys int) {
 	c, x = c[:len(dst)], x[:len(dst)]
+	if vecZ && len(dst) > 0 {
+		d, xp := (*float32)(unsafe.Pointer(&dst[0])), (*float32)(unsafe.Pointer(&x[0]))
+		if ys == 0 {
+			selectScalarZ(d, &c[0], xp, len(dst), math.Float32frombits(y[0]))
+		} else {
+			selectZ(d, &c[0], xp, (*float32)(unsafe.Pointer(&y[:len(dst)][0])), len(dst))
+		}
+		return
+	}
 	if ys == 0 {
 		v := y[0]
 		for i := range dst {

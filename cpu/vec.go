@@ -170,6 +170,19 @@ func AddcdivVec[T Float](dst, a, b, c []T, v T) {
 	}
 }
 
+// ReLUVec sets dst = max(x, 0) with Go's max: a NaN stays NaN and −0
+// becomes +0.
+func ReLUVec[T Number](dst, x []T) {
+	x = x[:len(dst)]
+	if zRun[T](len(dst)) {
+		reluZ(p32(dst), p32(x), len(dst), 0)
+		return
+	}
+	for i, v := range x {
+		dst[i] = max(v, 0)
+	}
+}
+
 // ClampVec sets dst = min(max(x, lo), hi) with Go's min and max, which
 // keep NaN and order signed zeros as math.Min and math.Max do.
 func ClampVec[T Float](dst, x []T, lo, hi T) {

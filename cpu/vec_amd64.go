@@ -44,3 +44,12 @@ func addcmulScalarZ(dst, a, b *float32, n int, v, c float32)
 
 //go:noescape
 func clampZ(dst, x *float32, n int, lo, hi float32)
+
+//go:noescape
+func reluZ(dst, x *float32, n int, zero float32)
+
+//go:noescape
+func selectZ(dst *float32, cond *uint8, x, y *float32, n int)
+
+//go:noescape
+func selectScalarZ(dst *float32, cond *uint8, x *float32, n int, y float32)

@@ -761,3 +761,203 @@ axpyZ_tail:
 axpyZ_done:
 	VZEROUPPER
 	RET
+
+// func reluZ(dst *float32, x *float32, n int, zero float32)
+//
+// Sets dst_i = max(x_i, zero) for a zero of +0 (Go's max: NaN stays, −0 becomes +0).
+TEXT ·reluZ(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS zero+24(FP), Z8
+	CMPQ CX, $64
+	JB   reluZ_one
+reluZ_four:
+	VMOVUPS 0(SI), Z0
+	VMAXPS Z0, Z8, Z0
+	VADDPS Z8, Z0, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMAXPS Z1, Z8, Z1
+	VADDPS Z8, Z1, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VMAXPS Z2, Z8, Z2
+	VADDPS Z8, Z2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VMAXPS Z3, Z8, Z3
+	VADDPS Z8, Z3, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  reluZ_four
+reluZ_one:
+	CMPQ CX, $16
+	JB   reluZ_tail
+	VMOVUPS 0(SI), Z0
+	VMAXPS Z0, Z8, Z0
+	VADDPS Z8, Z0, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  reluZ_one
+reluZ_tail:
+	TESTQ CX, CX
+	JZ    reluZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMAXPS Z0, Z8, Z0
+	VADDPS Z8, Z0, Z0
+	VMOVUPS Z0, K1, 0(DI)
+reluZ_done:
+	VZEROUPPER
+	RET
+
+// func selectZ(dst *float32, cond *uint8, x *float32, y *float32, n int)
+//
+// Sets dst_i = x_i where cond_i is not 0, else y_i, on the bits.
+TEXT ·selectZ(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ cond+8(FP), R10
+	MOVQ x+16(FP), SI
+	MOVQ y+24(FP), DX
+	MOVQ n+32(FP), CX
+	CMPQ CX, $64
+	JB   selectZ_one
+selectZ_four:
+	VMOVDQU8 0(R10), X16
+	VPTESTMB X16, X16, K2
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VBLENDMPS Z0, Z4, K2, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVDQU8 16(R10), X17
+	VPTESTMB X17, X17, K2
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VBLENDMPS Z1, Z5, K2, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVDQU8 32(R10), X18
+	VPTESTMB X18, X18, K2
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VBLENDMPS Z2, Z6, K2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVDQU8 48(R10), X19
+	VPTESTMB X19, X19, K2
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VBLENDMPS Z3, Z7, K2, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $64, R10
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  selectZ_four
+selectZ_one:
+	CMPQ CX, $16
+	JB   selectZ_tail
+	VMOVDQU8 0(R10), X16
+	VPTESTMB X16, X16, K2
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VBLENDMPS Z0, Z4, K2, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $16, R10
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  selectZ_one
+selectZ_tail:
+	TESTQ CX, CX
+	JZ    selectZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVDQU8.Z 0(R10), K1, X16
+	VPTESTMB X16, X16, K2
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VBLENDMPS Z0, Z4, K2, Z0
+	VMOVUPS Z0, K1, 0(DI)
+selectZ_done:
+	VZEROUPPER
+	RET
+
+// func selectScalarZ(dst *float32, cond *uint8, x *float32, n int, y float32)
+//
+// Sets dst_i = x_i where cond_i is not 0, else y, on the bits.
+TEXT ·selectScalarZ(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ cond+8(FP), R10
+	MOVQ x+16(FP), SI
+	MOVQ n+24(FP), CX
+	VBROADCASTSS y+32(FP), Z8
+	CMPQ CX, $64
+	JB   selectScalarZ_one
+selectScalarZ_four:
+	VMOVDQU8 0(R10), X16
+	VPTESTMB X16, X16, K2
+	VMOVUPS 0(SI), Z0
+	VBLENDMPS Z0, Z8, K2, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVDQU8 16(R10), X17
+	VPTESTMB X17, X17, K2
+	VMOVUPS 64(SI), Z1
+	VBLENDMPS Z1, Z8, K2, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVDQU8 32(R10), X18
+	VPTESTMB X18, X18, K2
+	VMOVUPS 128(SI), Z2
+	VBLENDMPS Z2, Z8, K2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVDQU8 48(R10), X19
+	VPTESTMB X19, X19, K2
+	VMOVUPS 192(SI), Z3
+	VBLENDMPS Z3, Z8, K2, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $64, R10
+	ADDQ $256, SI
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  selectScalarZ_four
+selectScalarZ_one:
+	CMPQ CX, $16
+	JB   selectScalarZ_tail
+	VMOVDQU8 0(R10), X16
+	VPTESTMB X16, X16, K2
+	VMOVUPS 0(SI), Z0
+	VBLENDMPS Z0, Z8, K2, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $16, R10
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  selectScalarZ_one
+selectScalarZ_tail:
+	TESTQ CX, CX
+	JZ    selectScalarZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVDQU8.Z 0(R10), K1, X16
+	VPTESTMB X16, X16, K2
+	VMOVUPS.Z 0(SI), K1, Z0
+	VBLENDMPS Z0, Z8, K2, Z0
+	VMOVUPS Z0, K1, 0(DI)
+selectScalarZ_done:
+	VZEROUPPER
+	RET

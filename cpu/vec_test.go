@@ -56,6 +56,9 @@ func TestVecLoopsMatchGo(t *testing.T) {
 		"ClampVec":         func(d, a, _, _ []float32) { ClampVec(d, a, -0.5, 2) },
 		"ClampVec0":        func(d, a, _, _ []float32) { ClampVec(d, a, 0, 2) },
 		"ClampVecLoHi":     func(d, a, _, _ []float32) { ClampVec(d, a, 3, -1) },
+		"ReLUVec":          func(d, a, _, _ []float32) { ReLUVec(d, a) },
+		"selectWords":      func(d, a, b, c []float32) { selectWords(as32(d), condBytes(c), as32(a), as32(b), 1) },
+		"selectWords1":     func(d, a, b, c []float32) { selectWords(as32(d), condBytes(c), as32(a), as32(b), 0) },
 	}
 	for name, f := range fns {
 		for _, n := range []int{0, 1, 15, 16, 17, 63, 64, 65, 130, 1000} {
@@ -79,6 +82,18 @@ func TestVecLoopsMatchGo(t *testing.T) {
 			}
 		}
 	}
+}
+
+// condBytes is a select's condition from c: 1 where c is positive,
+// else 0.
+func condBytes(c []float32) []uint8 {
+	m := make([]uint8, len(c))
+	for i, v := range c {
+		if v > 0 {
+			m[i] = 1
+		}
+	}
+	return m
 }
 
 // TestVecLoopsStayInBounds checks that the masked tails write nothing

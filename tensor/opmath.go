@@ -168,12 +168,7 @@ func reluOf[T cpu.Number]([2]float64) cpu.Fn1[T, T] {
 			return x
 		}
 		return 0
-	}, Vec: func(dst, x []T) {
-		x = x[:len(dst)]
-		for i, v := range x {
-			dst[i] = max(v, 0)
-		}
-	}}
+	}, Vec: cpu.ReLUVec[T]}
 }
 
 // expOf computes float32 contiguous runs with the AVX2 kernel.
