@@ -96,7 +96,7 @@ func TestDgemmAllocs(t *testing.T) {
 
 // TestGemmConcurrent runs float32 and float64 products from several
 // goroutines at once, which share the kits, the packing buffers kept
-// between products (gemmCache) and gemmRun's helpers, and checks each
+// between products (gemmCache) and runUnits's helpers, and checks each
 // against the same product computed alone: the blocks of C and their K
 // steps do not depend on the goroutine that takes them, so the results
 // are equal bit for bit. Run under -race it checks the shared state.

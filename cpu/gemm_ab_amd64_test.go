@@ -89,22 +89,22 @@ func setVar[T any](p *T, v T) func() func() {
 	}
 }
 
-// setSpin returns a gemmVariant's set for gemmSpin.
+// setSpin returns a gemmVariant's set for workerSpin.
 func setSpin(d time.Duration) func() func() {
 	return func() func() {
-		old := gemmSpin.Swap(int64(d))
-		return func() { gemmSpin.Store(old) }
+		old := workerSpin.Swap(int64(d))
+		return func() { workerSpin.Store(old) }
 	}
 }
 
-// BenchmarkGemmSpin compares gemmRun's helpers spinning between products
+// BenchmarkGemmSpin compares runUnits's helpers spinning between products
 // with their sleeping at once, at the bench's GEMM sizes.
 func BenchmarkGemmSpin(b *testing.B) {
 	for _, n := range []int{256, 512, 1024} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			abGemm(b, 2, n, n, n, gRow, gRow, []gemmVariant{
 				{"sleep", setSpin(0)},
-				{"spin", setSpin(gemmSpinFor)},
+				{"spin", setSpin(workerSpinFor)},
 			})
 		})
 	}

@@ -47,7 +47,7 @@ import (
 // and C is cut into blocks of rows, each of which packs its own rows of
 // A; with more columns, the other way round (gemmRows, gemmCols).
 // Packing the shared operand in parts and computing the blocks are the
-// units that goroutines take in turn (gemmRun), so a core that is slow to
+// units that goroutines take in turn (runUnits), so a core that is slow to
 // wake up costs nothing but its share.
 
 const (
@@ -135,7 +135,7 @@ func matMulGemm[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout
 	if nb*m*n*k >= gemmParallelWork {
 		parts = w
 	}
-	gemmRun(parts, nb, func(i int) { gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), 1, kit) })
+	runUnits(parts, nb, func(i int) { gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), 1, kit) })
 }
 
 // sgemm computes c = a·b for float32 (see gemm).
@@ -242,7 +242,7 @@ func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 		groups := (np + gemmPackPanels - 1) / gemmPackPanels
 		packs := kb * groups
 		var packed atomic.Int64
-		gemmRun(parts, packs+items, func(u int) {
+		runUnits(parts, packs+items, func(u int) {
 			if u < packs { // pack panels of one K step of B
 				pc, j0 := u/groups*kcs, u%groups*gemmPackPanels*nr
 				kc := min(kcs, k-pc)
@@ -304,7 +304,7 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 			packs = kb * groups
 		}
 		var packed atomic.Int64
-		gemmRun(parts, packs+items, func(u int) {
+		runUnits(parts, packs+items, func(u int) {
 			if u < packs { // pack panels of one K step of A
 				pc, i0 := u/groups*kcs, u%groups*gemmPackPanels*mr
 				kc := min(kcs, k-pc)

@@ -194,7 +194,7 @@ func TestGemmRun(t *testing.T) {
 	for _, workers := range []int{1, 2, 3, 8} {
 		for _, total := range []int{1, 2, 7, 100} {
 			counts := make([]atomic.Int32, total)
-			gemmRun(workers, total, func(u int) { counts[u].Add(1) })
+			runUnits(workers, total, func(u int) { counts[u].Add(1) })
 			for u := range counts {
 				if c := counts[u].Load(); c != 1 {
 					t.Fatalf("workers %d, %d units: unit %d ran %d times", workers, total, u, c)
@@ -212,7 +212,7 @@ func TestGemmRun(t *testing.T) {
 				t.Fatalf("%d units ran to the end, want 9", ran.Load())
 			}
 		}()
-		gemmRun(2, 10, func(u int) {
+		runUnits(2, 10, func(u int) {
 			if u == 3 {
 				panic("unit 3")
 			}
@@ -225,10 +225,10 @@ func TestGemmRun(t *testing.T) {
 // helpers spinning between them and sleeping at once, and checks that
 // every unit of every product runs once and that none waits forever.
 func TestGemmRunHelpers(t *testing.T) {
-	for _, spin := range []time.Duration{0, gemmSpinFor} {
+	for _, spin := range []time.Duration{0, workerSpinFor} {
 		func() {
-			defer gemmSpin.Store(gemmSpin.Load())
-			gemmSpin.Store(int64(spin))
+			defer workerSpin.Store(workerSpin.Load())
+			workerSpin.Store(int64(spin))
 			var wg sync.WaitGroup
 			for g := range 4 {
 				wg.Add(1)
@@ -237,7 +237,7 @@ func TestGemmRunHelpers(t *testing.T) {
 					for i := range 50 {
 						total := 1 + (g*7+i)%40
 						counts := make([]atomic.Int32, total)
-						gemmRun(2+g%2, total, func(u int) { counts[u].Add(1) })
+						runUnits(2+g%2, total, func(u int) { counts[u].Add(1) })
 						for u := range counts {
 							if c := counts[u].Load(); c != 1 {
 								t.Errorf("spin %v, goroutine %d, product %d: unit %d ran %d times", spin, g, i, u, c)
