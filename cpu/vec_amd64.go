@@ -53,3 +53,23 @@ func selectZ(dst *float32, cond *uint8, x, y *float32, n int)
 
 //go:noescape
 func selectScalarZ(dst *float32, cond *uint8, x *float32, n int, y float32)
+
+// The comparison loops of compare.go: dst_i = x_i <op> y as 1 or 0.
+
+//go:noescape
+func eqScalarZ(dst *uint8, x *float32, n int, y float32)
+
+//go:noescape
+func neScalarZ(dst *uint8, x *float32, n int, y float32)
+
+//go:noescape
+func ltScalarZ(dst *uint8, x *float32, n int, y float32)
+
+//go:noescape
+func leScalarZ(dst *uint8, x *float32, n int, y float32)
+
+//go:noescape
+func gtScalarZ(dst *uint8, x *float32, n int, y float32)
+
+//go:noescape
+func geScalarZ(dst *uint8, x *float32, n int, y float32)

@@ -961,3 +961,387 @@ selectScalarZ_tail:
 selectScalarZ_done:
 	VZEROUPPER
 	RET
+
+// func eqScalarZ(dst *uint8, x *float32, n int, y float32)
+//
+// Sets dst_i = x_i == y as Go compares float32 values (1 or 0).
+TEXT ·eqScalarZ(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS y+24(FP), Z8
+	CMPQ CX, $64
+	JB   eqScalarZ_one
+eqScalarZ_four:
+	VMOVUPS 0(SI), Z0
+	VCMPPS $0x0, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VCMPPS $0x0, Z8, Z1, K2
+	VPMOVM2B K2, X17
+	VPABSB X17, X17
+	VMOVDQU8 X17, 16(DI)
+	VMOVUPS 128(SI), Z2
+	VCMPPS $0x0, Z8, Z2, K2
+	VPMOVM2B K2, X18
+	VPABSB X18, X18
+	VMOVDQU8 X18, 32(DI)
+	VMOVUPS 192(SI), Z3
+	VCMPPS $0x0, Z8, Z3, K2
+	VPMOVM2B K2, X19
+	VPABSB X19, X19
+	VMOVDQU8 X19, 48(DI)
+	ADDQ $64, DI
+	ADDQ $256, SI
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  eqScalarZ_four
+eqScalarZ_one:
+	CMPQ CX, $16
+	JB   eqScalarZ_tail
+	VMOVUPS 0(SI), Z0
+	VCMPPS $0x0, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	ADDQ $16, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  eqScalarZ_one
+eqScalarZ_tail:
+	TESTQ CX, CX
+	JZ    eqScalarZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VCMPPS $0x0, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, K1, 0(DI)
+eqScalarZ_done:
+	VZEROUPPER
+	RET
+
+// func neScalarZ(dst *uint8, x *float32, n int, y float32)
+//
+// Sets dst_i = x_i != y as Go compares float32 values (1 or 0).
+TEXT ·neScalarZ(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS y+24(FP), Z8
+	CMPQ CX, $64
+	JB   neScalarZ_one
+neScalarZ_four:
+	VMOVUPS 0(SI), Z0
+	VCMPPS $0x4, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VCMPPS $0x4, Z8, Z1, K2
+	VPMOVM2B K2, X17
+	VPABSB X17, X17
+	VMOVDQU8 X17, 16(DI)
+	VMOVUPS 128(SI), Z2
+	VCMPPS $0x4, Z8, Z2, K2
+	VPMOVM2B K2, X18
+	VPABSB X18, X18
+	VMOVDQU8 X18, 32(DI)
+	VMOVUPS 192(SI), Z3
+	VCMPPS $0x4, Z8, Z3, K2
+	VPMOVM2B K2, X19
+	VPABSB X19, X19
+	VMOVDQU8 X19, 48(DI)
+	ADDQ $64, DI
+	ADDQ $256, SI
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  neScalarZ_four
+neScalarZ_one:
+	CMPQ CX, $16
+	JB   neScalarZ_tail
+	VMOVUPS 0(SI), Z0
+	VCMPPS $0x4, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	ADDQ $16, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  neScalarZ_one
+neScalarZ_tail:
+	TESTQ CX, CX
+	JZ    neScalarZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VCMPPS $0x4, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, K1, 0(DI)
+neScalarZ_done:
+	VZEROUPPER
+	RET
+
+// func ltScalarZ(dst *uint8, x *float32, n int, y float32)
+//
+// Sets dst_i = x_i < y as Go compares float32 values (1 or 0).
+TEXT ·ltScalarZ(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS y+24(FP), Z8
+	CMPQ CX, $64
+	JB   ltScalarZ_one
+ltScalarZ_four:
+	VMOVUPS 0(SI), Z0
+	VCMPPS $0x11, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VCMPPS $0x11, Z8, Z1, K2
+	VPMOVM2B K2, X17
+	VPABSB X17, X17
+	VMOVDQU8 X17, 16(DI)
+	VMOVUPS 128(SI), Z2
+	VCMPPS $0x11, Z8, Z2, K2
+	VPMOVM2B K2, X18
+	VPABSB X18, X18
+	VMOVDQU8 X18, 32(DI)
+	VMOVUPS 192(SI), Z3
+	VCMPPS $0x11, Z8, Z3, K2
+	VPMOVM2B K2, X19
+	VPABSB X19, X19
+	VMOVDQU8 X19, 48(DI)
+	ADDQ $64, DI
+	ADDQ $256, SI
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  ltScalarZ_four
+ltScalarZ_one:
+	CMPQ CX, $16
+	JB   ltScalarZ_tail
+	VMOVUPS 0(SI), Z0
+	VCMPPS $0x11, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	ADDQ $16, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  ltScalarZ_one
+ltScalarZ_tail:
+	TESTQ CX, CX
+	JZ    ltScalarZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VCMPPS $0x11, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, K1, 0(DI)
+ltScalarZ_done:
+	VZEROUPPER
+	RET
+
+// func leScalarZ(dst *uint8, x *float32, n int, y float32)
+//
+// Sets dst_i = x_i <= y as Go compares float32 values (1 or 0).
+TEXT ·leScalarZ(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS y+24(FP), Z8
+	CMPQ CX, $64
+	JB   leScalarZ_one
+leScalarZ_four:
+	VMOVUPS 0(SI), Z0
+	VCMPPS $0x12, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VCMPPS $0x12, Z8, Z1, K2
+	VPMOVM2B K2, X17
+	VPABSB X17, X17
+	VMOVDQU8 X17, 16(DI)
+	VMOVUPS 128(SI), Z2
+	VCMPPS $0x12, Z8, Z2, K2
+	VPMOVM2B K2, X18
+	VPABSB X18, X18
+	VMOVDQU8 X18, 32(DI)
+	VMOVUPS 192(SI), Z3
+	VCMPPS $0x12, Z8, Z3, K2
+	VPMOVM2B K2, X19
+	VPABSB X19, X19
+	VMOVDQU8 X19, 48(DI)
+	ADDQ $64, DI
+	ADDQ $256, SI
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  leScalarZ_four
+leScalarZ_one:
+	CMPQ CX, $16
+	JB   leScalarZ_tail
+	VMOVUPS 0(SI), Z0
+	VCMPPS $0x12, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	ADDQ $16, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  leScalarZ_one
+leScalarZ_tail:
+	TESTQ CX, CX
+	JZ    leScalarZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VCMPPS $0x12, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, K1, 0(DI)
+leScalarZ_done:
+	VZEROUPPER
+	RET
+
+// func gtScalarZ(dst *uint8, x *float32, n int, y float32)
+//
+// Sets dst_i = x_i > y as Go compares float32 values (1 or 0).
+TEXT ·gtScalarZ(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS y+24(FP), Z8
+	CMPQ CX, $64
+	JB   gtScalarZ_one
+gtScalarZ_four:
+	VMOVUPS 0(SI), Z0
+	VCMPPS $0x1e, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VCMPPS $0x1e, Z8, Z1, K2
+	VPMOVM2B K2, X17
+	VPABSB X17, X17
+	VMOVDQU8 X17, 16(DI)
+	VMOVUPS 128(SI), Z2
+	VCMPPS $0x1e, Z8, Z2, K2
+	VPMOVM2B K2, X18
+	VPABSB X18, X18
+	VMOVDQU8 X18, 32(DI)
+	VMOVUPS 192(SI), Z3
+	VCMPPS $0x1e, Z8, Z3, K2
+	VPMOVM2B K2, X19
+	VPABSB X19, X19
+	VMOVDQU8 X19, 48(DI)
+	ADDQ $64, DI
+	ADDQ $256, SI
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  gtScalarZ_four
+gtScalarZ_one:
+	CMPQ CX, $16
+	JB   gtScalarZ_tail
+	VMOVUPS 0(SI), Z0
+	VCMPPS $0x1e, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	ADDQ $16, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  gtScalarZ_one
+gtScalarZ_tail:
+	TESTQ CX, CX
+	JZ    gtScalarZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VCMPPS $0x1e, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, K1, 0(DI)
+gtScalarZ_done:
+	VZEROUPPER
+	RET
+
+// func geScalarZ(dst *uint8, x *float32, n int, y float32)
+//
+// Sets dst_i = x_i >= y as Go compares float32 values (1 or 0).
+TEXT ·geScalarZ(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS y+24(FP), Z8
+	CMPQ CX, $64
+	JB   geScalarZ_one
+geScalarZ_four:
+	VMOVUPS 0(SI), Z0
+	VCMPPS $0x1d, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VCMPPS $0x1d, Z8, Z1, K2
+	VPMOVM2B K2, X17
+	VPABSB X17, X17
+	VMOVDQU8 X17, 16(DI)
+	VMOVUPS 128(SI), Z2
+	VCMPPS $0x1d, Z8, Z2, K2
+	VPMOVM2B K2, X18
+	VPABSB X18, X18
+	VMOVDQU8 X18, 32(DI)
+	VMOVUPS 192(SI), Z3
+	VCMPPS $0x1d, Z8, Z3, K2
+	VPMOVM2B K2, X19
+	VPABSB X19, X19
+	VMOVDQU8 X19, 48(DI)
+	ADDQ $64, DI
+	ADDQ $256, SI
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  geScalarZ_four
+geScalarZ_one:
+	CMPQ CX, $16
+	JB   geScalarZ_tail
+	VMOVUPS 0(SI), Z0
+	VCMPPS $0x1d, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	ADDQ $16, DI
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  geScalarZ_one
+geScalarZ_tail:
+	TESTQ CX, CX
+	JZ    geScalarZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VCMPPS $0x1d, Z8, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, K1, 0(DI)
+geScalarZ_done:
+	VZEROUPPER
+	RET

@@ -22,3 +22,9 @@ func selectZ(dst *float32, cond *uint8, x, y *float32, n int) { panic("cpu: no v
 func selectScalarZ(dst *float32, cond *uint8, x *float32, n int, y float32) {
 	panic("cpu: no vector loops")
 }
+func eqScalarZ(dst *uint8, x *float32, n int, y float32) { panic("cpu: no vector loops") }
+func neScalarZ(dst *uint8, x *float32, n int, y float32) { panic("cpu: no vector loops") }
+func ltScalarZ(dst *uint8, x *float32, n int, y float32) { panic("cpu: no vector loops") }
+func leScalarZ(dst *uint8, x *float32, n int, y float32) { panic("cpu: no vector loops") }
+func gtScalarZ(dst *uint8, x *float32, n int, y float32) { panic("cpu: no vector loops") }
+func geScalarZ(dst *uint8, x *float32, n int, y float32) { panic("cpu: no vector loops") }

@@ -32,43 +32,8 @@ func cmpOf[T cpu.Number](c cmpOp) func([2]float64) cpu.Fn2[T, bool] {
 
 // cmpScalarRun returns the loop d[i] = x[i] <c> y.
 func cmpScalarRun[T cpu.Number](c cmpOp) func(d []bool, x []T, y T) {
-	switch c {
-	case cmpEq:
-		return func(d []bool, x []T, y T) {
-			for i, v := range x[:len(d)] {
-				d[i] = v == y
-			}
-		}
-	case cmpNe:
-		return func(d []bool, x []T, y T) {
-			for i, v := range x[:len(d)] {
-				d[i] = v != y
-			}
-		}
-	case cmpLt:
-		return func(d []bool, x []T, y T) {
-			for i, v := range x[:len(d)] {
-				d[i] = v < y
-			}
-		}
-	case cmpLe:
-		return func(d []bool, x []T, y T) {
-			for i, v := range x[:len(d)] {
-				d[i] = v <= y
-			}
-		}
-	case cmpGt:
-		return func(d []bool, x []T, y T) {
-			for i, v := range x[:len(d)] {
-				d[i] = v > y
-			}
-		}
-	}
-	return func(d []bool, x []T, y T) {
-		for i, v := range x[:len(d)] {
-			d[i] = v >= y
-		}
-	}
+	return [...]func(d []bool, x []T, y T){cmpEq: cpu.EqScalarVec[T], cmpNe: cpu.NeScalarVec[T], cmpLt: cpu.LtScalarVec[T],
+		cmpLe: cpu.LeScalarVec[T], cmpGt: cpu.GtScalarVec[T], cmpGe: cpu.GeScalarVec[T]}[c]
 }
 
 func eq[T cpu.Number](x, y T) bool { return x == y }
