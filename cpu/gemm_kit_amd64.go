@@ -29,7 +29,7 @@ type gemmKit[T Float] struct {
 }
 
 // inPlace reports whether the kernels read a in place.
-func (kit *gemmKit[T]) inPlace(a mat[T]) bool { return kit.direct && a.cs == 1 }
+func (kit *gemmKit[T]) inPlace(a mat[T]) bool { return kit.direct && (a.cs == 1 || a.rs == 1) }
 
 var (
 	sgemmBufs gemmCache[float32]
