@@ -84,27 +84,31 @@ func TestIm2ColReference(t *testing.T) {
 }
 
 // TestCol2ImStrided checks that Col2Im reads columns of any strides: a
-// stepped copy of the columns folds to the same image as the contiguous
-// one, bit for bit.
+// stepped copy of the columns, and one whose rows are adjacent (the
+// transpose of (N, OH·OW, C·KH·KW)), fold to the same image as the
+// contiguous one, bit for bit.
 func TestCol2ImStrided(t *testing.T) {
 	r := newRand(43)
 	for _, g := range im2colWindows {
 		g = withPositions(g)
 		const n = 2
 		shape := []int{n, g.C * g.KH * g.KW, g.OH * g.OW}
-		cl, size := makeLayout(r, shape, kStep)
-		cols := make([]float32, size)
-		for i := range cols {
-			cols[i] = r.Float32()*2 - 1
-		}
-		dense := make([]float32, n*shape[1]*shape[2])
-		Copy(dense, Contiguous(shape...), cols, cl)
-		want, got := make([]float32, n*g.C*g.H*g.W), make([]float32, n*g.C*g.H*g.W)
-		Col2Im(want, dense, Contiguous(shape...), g)
-		Col2Im(got, cols, cl, g)
-		for i := range want {
-			if got[i] != want[i] {
-				t.Fatalf("%+v: element %d = %g, want %g", g, i, got[i], want[i])
+		stepped, size := makeLayout(r, shape, kStep)
+		byPosition := Layout{Shape: shape, Strides: []int{shape[1] * shape[2], 1, shape[1]}}
+		for _, cl := range []Layout{stepped, byPosition} {
+			cols := make([]float32, max(size, n*shape[1]*shape[2]))
+			for i := range cols {
+				cols[i] = r.Float32()*2 - 1
+			}
+			dense := make([]float32, n*shape[1]*shape[2])
+			Copy(dense, Contiguous(shape...), cols, cl)
+			want, got := make([]float32, n*g.C*g.H*g.W), make([]float32, n*g.C*g.H*g.W)
+			Col2Im(want, dense, Contiguous(shape...), g)
+			Col2Im(got, cols, cl, g)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%+v, strides %v: element %d = %g, want %g", g, cl.Strides, i, got[i], want[i])
+				}
 			}
 		}
 	}
