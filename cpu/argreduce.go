@@ -9,6 +9,16 @@ package cpu
 // 0-d x counts as shape [1]. An empty extent along dim writes nothing
 // (the caller rejects it).
 func ArgReduce[T Number](better func(v, best T) bool, vals []T, vl Layout, idx []int32, il Layout, x []T, xl Layout, dim int) {
+	ArgReduceRuns(better, nil, vals, vl, idx, il, x, xl, dim)
+}
+
+// ArgReduceRuns is ArgReduce with runs, when not nil, the fast path of
+// better over lines side by side whose elements at one position along
+// dim are contiguous (a reduction over any dim but the innermost): it
+// must do what applying better to every i does, replacing best[i] by
+// row[i] and at[i] by k when better(row[i], best[i]). ArgMaxRuns and
+// ArgMinRuns are those of torch's max and min.
+func ArgReduceRuns[T Number](better func(v, best T) bool, runs func(best []T, at []int32, row []T, k int32), vals []T, vl Layout, idx []int32, il Layout, x []T, xl Layout, dim int) {
 	if vals == nil {
 		vl = il
 	}
@@ -39,6 +49,26 @@ func ArgReduce[T Number](better func(v, best T) bool, vals []T, vl Layout, idx [
 				best, at = make([]T, n), make([]int32, n)
 			}
 			best, at = best[:n], at[:n]
+			if runs != nil && xs == 1 && is == 1 {
+				// The best so far goes straight to idx, and to vals when
+				// they are contiguous too.
+				at = idx[o[1] : o[1]+n]
+				if vals != nil && vs == 1 {
+					best = vals[o[2] : o[2]+n]
+				}
+				copy(best, x[o[0]:o[0]+n])
+				clear(at)
+				for k := 1; k < li.length; k++ {
+					xo := o[0] + k*xd
+					runs(best, at, x[xo:xo+n], int32(k))
+				}
+				if vals != nil && vs != 1 {
+					for i, b := range best {
+						vals[o[2]+i*vs] = b
+					}
+				}
+				return
+			}
 			for i := range best {
 				best[i], at[i] = x[o[0]+i*xs], 0
 			}
@@ -58,4 +88,26 @@ func ArgReduce[T Number](better func(v, best T) bool, vals []T, vl Layout, idx [
 			}
 		}
 	})
+}
+
+// ArgMaxRuns is the runs of ArgReduceRuns for torch's max: row[i]
+// replaces best[i] when it is greater, or a NaN where best[i] is not.
+func ArgMaxRuns[T Number](best []T, at []int32, row []T, k int32) {
+	at, row = at[:len(best)], row[:len(best)]
+	for i, v := range row {
+		if b := best[i]; v > b || (v != v && b == b) {
+			best[i], at[i] = v, k
+		}
+	}
+}
+
+// ArgMinRuns is ArgMaxRuns for torch's min: row[i] replaces best[i] when
+// it is smaller, or a NaN where best[i] is not.
+func ArgMinRuns[T Number](best []T, at []int32, row []T, k int32) {
+	at, row = at[:len(best)], row[:len(best)]
+	for i, v := range row {
+		if b := best[i]; v < b || (v != v && b == b) {
+			best[i], at[i] = v, k
+		}
+	}
 }

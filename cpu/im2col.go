@@ -50,27 +50,21 @@ func Im2Col[T Float](dst, x []T, xl Layout, g Window, pad T) {
 			row := dst[r*l : (r+1)*l]
 			wlo, whi := windowSpan(g.OW, g.W, g.SW, g.PW, j*g.DW)
 			hlo, hhi := windowSpan(g.OH, g.H, g.SH, g.PH, i*g.DH)
-			for oh := range g.OH {
-				out := row[oh*g.OW : (oh+1)*g.OW]
-				if oh < hlo || oh >= hhi {
-					fillVec(out, pad)
-					continue
-				}
-				fillVec(out[:wlo], pad)
-				fillVec(out[whi:], pad)
-				if wlo >= whi {
-					continue // no column of this row falls inside x: at+wlo may be negative
-				}
-				at := base + (oh*g.SH-g.PH+i*g.DH)*st[2]
-				if g.SW*st[3] == 1 {
-					copy(out[wlo:whi], x[at+wlo:at+whi])
-					continue
-				}
-				step := g.SW * st[3]
-				for ow := wlo; ow < whi; ow++ {
-					out[ow] = x[at+ow*step]
-				}
+			if hlo >= hhi || wlo >= whi { // no column of this row falls inside x: at+wlo may be negative
+				fillVec(row, pad)
+				continue
 			}
+			// Padding above, then each row's run of x followed by the
+			// padding to the next row's run (or to the end).
+			fillVec(row[:hlo*g.OW+wlo], pad)
+			step := g.SW * st[3]
+			for oh := hlo; oh < hhi; oh++ {
+				o := oh * g.OW
+				at := base + (oh*g.SH-g.PH+i*g.DH)*st[2] + wlo*step
+				copyRun(row[o+wlo:o+whi], x[at:], step)
+				fillVec(row[o+whi:min(o+g.OW+wlo, l)], pad)
+			}
+			fillVec(row[hhi*g.OW:], pad)
 		}
 	})
 }
@@ -98,19 +92,60 @@ func Col2Im[T Float](dst, cols []T, cl Layout, g Window) {
 				hlo, hhi := windowSpan(g.OH, g.H, g.SH, g.PH, i*g.DH)
 				for j := range g.KW {
 					wlo, whi := windowSpan(g.OW, g.W, g.SW, g.PW, j*g.DW)
-					base := cl.Offset + b*st[0] + ((c*g.KH+i)*g.KW+j)*st[1]
-					for oh := hlo; oh < hhi; oh++ {
-						h := oh*g.SH - g.PH + i*g.DH
-						at := h*g.W - g.PW + j*g.DW
-						crow := base + oh*g.OW*st[2]
-						for ow := wlo; ow < whi; ow++ {
-							out[at+ow*g.SW] += cols[crow+ow*st[2]]
-						}
+					if wlo >= whi {
+						continue
 					}
+					at := (hlo*g.SH-g.PH+i*g.DH)*g.W - g.PW + j*g.DW + wlo*g.SW
+					from := cl.Offset + b*st[0] + ((c*g.KH+i)*g.KW+j)*st[1] + hlo*g.OW*st[2] + wlo*st[2]
+					addBlock(out[at:], g.SH*g.W, g.SW, cols[from:], g.OW*st[2], st[2], hhi-hlo, whi-wlo)
 				}
 			}
 		}
 	})
+}
+
+// copyRun sets dst[i] = src[i·step] for every i.
+func copyRun[T Float](dst, src []T, step int) {
+	if len(dst) == 0 {
+		return
+	}
+	if step == 1 {
+		copy(dst, src[:len(dst)])
+		return
+	}
+	src = src[:(len(dst)-1)*step+1]
+	for i := range dst {
+		dst[i] = src[i*step]
+	}
+}
+
+// addBlockVec is the shortest contiguous run that addBlock hands to
+// AddVec.
+const addBlockVec = 8
+
+// addBlock adds the rows×n block of src, whose rows are srs values apart
+// and elements ss apart, to the block of dst with rows drs apart and
+// elements ds apart; rows, n > 0.
+func addBlock[T Float](dst []T, drs, ds int, src []T, srs, ss, rows, n int) {
+	if ds == 1 && ss == 1 {
+		for r := range rows {
+			d, s := dst[r*drs:r*drs+n], src[r*srs:r*srs+n]
+			if n >= addBlockVec {
+				AddVec(d, d, s)
+				continue
+			}
+			for q := range d {
+				d[q] += s[q]
+			}
+		}
+		return
+	}
+	for r := range rows {
+		d, s := dst[r*drs:r*drs+(n-1)*ds+1], src[r*srs:r*srs+(n-1)*ss+1]
+		for q := range n {
+			d[q*ds] += s[q*ss]
+		}
+	}
 }
 
 // fillVec sets every element of d to v.

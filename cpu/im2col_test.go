@@ -12,6 +12,7 @@ var im2colWindows = []Window{
 	{C: 2, H: 5, W: 9, KH: 2, KW: 3, SH: 3, SW: 2, DH: 2, DW: 1, PH: 2, PW: 1},
 	{C: 1, H: 4, W: 5, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, PH: 0, PW: 0},
 	{C: 2, H: 6, W: 6, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PH: 1, PW: 1},
+	{C: 2, H: 3, W: 37, KH: 3, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, PH: 1, PW: 2}, // rows long enough for AddVec
 }
 
 // withPositions fills g's positions from its geometry.
@@ -77,6 +78,33 @@ func TestIm2ColReference(t *testing.T) {
 			}
 			if math.Abs(lhs-rhs) > 1e-12*max(1, math.Abs(lhs)) {
 				t.Errorf("%+v %s: ⟨Im2Col x, c⟩ = %g, ⟨x, Col2Im c⟩ = %g", g, kind, lhs, rhs)
+			}
+		}
+	}
+}
+
+// TestCol2ImStrided checks that Col2Im reads columns of any strides: a
+// stepped copy of the columns folds to the same image as the contiguous
+// one, bit for bit.
+func TestCol2ImStrided(t *testing.T) {
+	r := newRand(43)
+	for _, g := range im2colWindows {
+		g = withPositions(g)
+		const n = 2
+		shape := []int{n, g.C * g.KH * g.KW, g.OH * g.OW}
+		cl, size := makeLayout(r, shape, kStep)
+		cols := make([]float32, size)
+		for i := range cols {
+			cols[i] = r.Float32()*2 - 1
+		}
+		dense := make([]float32, n*shape[1]*shape[2])
+		Copy(dense, Contiguous(shape...), cols, cl)
+		want, got := make([]float32, n*g.C*g.H*g.W), make([]float32, n*g.C*g.H*g.W)
+		Col2Im(want, dense, Contiguous(shape...), g)
+		Col2Im(got, cols, cl, g)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%+v: element %d = %g, want %g", g, i, got[i], want[i])
 			}
 		}
 	}

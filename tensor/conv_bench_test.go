@@ -35,3 +35,24 @@ func BenchmarkConv2d(b *testing.B) {
 		b.ReportMetric(3*flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})
 }
+
+// BenchmarkMaxPool2d times the 2×2 max pool of cnn_step's first layer,
+// 64×16×28² float32 images on the CPU, forward and forward+backward.
+func BenchmarkMaxPool2d(b *testing.B) {
+	x := tensor.Randn([]int{64, 16, 28, 28})
+	w := tensor.Window2d{Kernel: [2]int{2, 2}}
+	b.Run("forward", func(b *testing.B) {
+		for b.Loop() {
+			tensor.Scope(func() { tensor.MaxPool2d(x, w) })
+		}
+	})
+	b.Run("backward", func(b *testing.B) {
+		xg := x.Clone().SetRequiresGrad(true)
+		for b.Loop() {
+			tensor.Scope(func() {
+				autograd.Backward(tensor.MaxPool2d(xg, w).Sum())
+				xg.SetGrad(nil)
+			})
+		}
+	})
+}

@@ -353,6 +353,7 @@ type reduceKernel interface {
 type foldKernel[T, A cpu.Number] struct {
 	fold   cpu.Fold[T, A]
 	better func(v, best T) bool
+	runs   func(best []T, at []int32, row []T, k int32) // better's fast path (cpu.ArgReduceRuns)
 }
 
 func (k foldKernel[T, A]) reduce(dst, x *Tensor) {
@@ -368,7 +369,7 @@ func (k foldKernel[T, A]) argReduce(vals, idx, x *Tensor, dim int) {
 	if vals != nil {
 		vb, vl = cpuBuf[T](vals), lay(vals)
 	}
-	cpu.ArgReduce(k.better, vb, vl, cpuBuf[int32](idx), lay(idx), cpuBuf[T](x), lay(x), dim)
+	cpu.ArgReduceRuns(k.better, k.runs, vb, vl, cpuBuf[int32](idx), lay(idx), cpuBuf[T](x), lay(x), dim)
 }
 
 // sumFold sums T in A (float sums accumulate in float64; int32 sums
@@ -388,7 +389,7 @@ func sumFold[T, A cpu.Number]() foldKernel[T, A] {
 func maxFold[T cpu.Number]() foldKernel[T, T] {
 	k := foldKernel[T, T]{fold: cpu.FoldOf(lowest[T](), maxNaN[T]), better: func(v, best T) bool {
 		return v > best || (v != v && best == best)
-	}}
+	}, runs: cpu.ArgMaxRuns[T]}
 	k.fold.Vec = cpu.MaxFoldVec[T]()
 	return k
 }
@@ -396,7 +397,7 @@ func maxFold[T cpu.Number]() foldKernel[T, T] {
 func minFold[T cpu.Number]() foldKernel[T, T] {
 	k := foldKernel[T, T]{fold: cpu.FoldOf(highest[T](), minNaN[T]), better: func(v, best T) bool {
 		return v < best || (v != v && best == best)
-	}}
+	}, runs: cpu.ArgMinRuns[T]}
 	k.fold.Vec = cpu.MinFoldVec[T]()
 	return k
 }
