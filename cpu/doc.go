@@ -21,4 +21,11 @@
 // goroutines by rows, or by runs of elements when there are few rows (a
 // fully contiguous operand is a single row); a panic in a worker is
 // re-raised in the calling goroutine.
+//
+// Every parallel kernel (GEMM blocks, elementwise runs, reductions,
+// indexing) runs on one pool of persistent helper goroutines (runUnits,
+// workers.go): the caller takes units itself and yields, never parks,
+// while it waits for the helpers' units, and a helper spins briefly
+// after its last unit before it sleeps, so that the kernels of a training
+// step find it running.
 package cpu

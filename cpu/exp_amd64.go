@@ -1,5 +1,7 @@
 package cpu
 
+//go:generate python3 ../tools/asmgen/exp_avx.py exp_amd64.s
+
 import (
 	"math"
 

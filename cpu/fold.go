@@ -9,7 +9,8 @@ package cpu
 // SumFoldVec returns the fast paths of a sum of T in an accumulator A:
 // rows in four interleaved partial sums, columns four rows at a time.
 // Float32 rows summed in float64 use the AVX2 kernel (sumF32), which
-// keeps float64 accuracy and splits a row the same way on every run.
+// keeps float64 accuracy and splits a row the same way on every run, and
+// so do columns four rows at a time (foldCols4F32, the Go loop's order).
 func SumFoldVec[T, A Number]() FoldVec[T, A] {
 	v := FoldVec[T, A]{
 		Run: func(a A, x []T, off, n, s int) A {
@@ -61,12 +62,19 @@ func SumFoldVec[T, A Number]() FoldVec[T, A] {
 		},
 	}
 	if g, ok := any(&v).(*FoldVec[float32, float64]); ok {
-		run := g.Run
+		run, cols4 := g.Run, g.Cols4
 		g.Run = func(a float64, x []float32, off, n, s int) float64 {
 			if reduceAsm && s == 1 && n >= reduceAsmMin {
 				return a + sumF32(x[off:off+n])
 			}
 			return run(a, x, off, n, s)
+		}
+		g.Cols4 = func(acc []float64, x []float32, off, rs, s int) {
+			if reduceAsm && s == 1 && rs >= 0 && len(acc) >= 4 {
+				foldCols4F32(acc, x, off, rs)
+				return
+			}
+			cols4(acc, x, off, rs, s)
 		}
 	}
 	return v

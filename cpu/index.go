@@ -99,23 +99,16 @@ func IndexAmax[T Number](dst []T, dl Layout, dim int, index []int32, src []T, sl
 	if err := checkIndexFlat("index_reduce", index, dim, dl.Shape[dim]); err != nil {
 		return err
 	}
-	il := broadcastIndex(sl.Shape, dim)
-	li := newLineIter(sl.Shape, dim, dl, il, sl)
-	id, sd, dd := li.dstep[1], li.dstep[2], dl.Strides[dim]
-	li.run(func() func(offs []int, n int) {
-		return func(o []int, n int) {
-			ds, is, ss := li.step(0), li.step(1), li.step(2)
-			for i := range n {
-				for k, ii, si := 0, o[1]+i*is, o[2]+i*ss; k < li.length; k, ii, si = k+1, ii+id, si+sd {
-					at := o[0] + i*ds + int(index[ii])*dd
-					if v := src[si]; v > dst[at] || v != v {
-						if dst[at] == dst[at] { // a NaN already there stays
-							dst[at] = v
-						}
-					}
+	dd := dl.Strides[dim]
+	scatterBlocks(dl, dim, broadcastIndex(sl.Shape, dim), sl, func(b scatterBlock) {
+		b.each(func(d, i, s int) {
+			at := d + int(index[i])*dd
+			if v := src[s]; v > dst[at] || v != v {
+				if dst[at] == dst[at] { // a NaN already there stays
+					dst[at] = v
 				}
 			}
-		}
+		})
 	})
 	return nil
 }
@@ -208,31 +201,62 @@ func gather[T Elem](dst []T, dl Layout, x []T, xl Layout, dim int, index []int32
 }
 
 // scatterAdd adds src[p] to dst[p with coordinate dim replaced by
-// index[p]] for every position p of sl.Shape. Positions that differ only
-// along dim may hit the same element, so the work is split by lines along
-// dim: one goroutine owns a whole line and lines never collide.
+// index[p]] for every position p of sl.Shape.
 func scatterAdd[T Number](dst []T, dl Layout, dim int, index []int32, il Layout, src []T, sl Layout) {
-	li := newLineIter(sl.Shape, dim, dl, il, sl)
-	id, sd := li.dstep[1], li.dstep[2]
 	dd := dl.Strides[dim]
+	scatterBlocks(dl, dim, il, sl, func(b scatterBlock) {
+		b.each(func(d, i, s int) { dst[d+int(index[i])*dd] += src[s] })
+	})
+}
+
+// A scatterBlock is a block of positions of a scatter along a dim, outer
+// by inner: position (a, j) reads index[i + a·outer.i + j·inner.i] and
+// src[s + a·outer.s + j·inner.s] and updates the element of dst at
+// d + a·outer.d + j·inner.d plus the index times dst's stride along the
+// dim.
+type scatterBlock struct {
+	d, i, s      int
+	outer, inner scatterStep
+}
+
+// A scatterStep is a count of positions and the distance between
+// neighbours in dst, index and src.
+type scatterStep struct{ n, d, i, s int }
+
+// each calls f(d, i, s) for every position of b, inner fastest. Small
+// enough to inline with f, so that a kernel's combine is a tight loop.
+func (b scatterBlock) each(f func(d, i, s int)) {
+	for range b.outer.n {
+		for j := range b.inner.n {
+			f(b.d+j*b.inner.d, b.i+j*b.inner.i, b.s+j*b.inner.s)
+		}
+		b.d += b.outer.d
+		b.i += b.outer.i
+		b.s += b.outer.s
+	}
+}
+
+// scatterBlocks hands kernel every position p of sl.Shape, in blocks, for
+// a scatter into dst (layout dl) along dim with the index read through
+// il: dst[p with coordinate dim replaced by index[p]] combined with
+// src[p]. Positions that differ only along dim may hit the same element,
+// so the work is split by lines along dim: one goroutine owns a whole
+// line, lines never collide, and each line's positions reach the kernel
+// in order along dim whichever way a block walks its lines (one by one,
+// or side by side when that keeps src's reads closer), so an
+// order-sensitive combine (a float sum, a max between zeros of either
+// sign) gives the same result either way.
+func scatterBlocks(dl Layout, dim int, il, sl Layout, kernel func(scatterBlock)) {
+	li := newLineIter(sl.Shape, dim, dl, il, sl)
+	along := scatterStep{n: li.length, i: li.dstep[1], s: li.dstep[2]}
 	li.run(func() func(offs []int, n int) {
 		return func(o []int, n int) {
-			ds, is, ss := li.step(0), li.step(1), li.step(2)
-			if !li.sideBySide(2, n) {
-				for i := 0; i < n; i++ {
-					d0 := o[0] + i*ds
-					for k, ii, si := 0, o[1]+i*is, o[2]+i*ss; k < li.length; k, ii, si = k+1, ii+id, si+sd {
-						dst[d0+int(index[ii])*dd] += src[si]
-					}
-				}
-				return
+			lines := scatterStep{n: n, d: li.step(0), i: li.step(1), s: li.step(2)}
+			b := scatterBlock{d: o[0], i: o[1], s: o[2], outer: lines, inner: along}
+			if li.sideBySide(2, n) {
+				b.outer, b.inner = along, lines
 			}
-			for k := 0; k < li.length; k++ {
-				ik, sk := o[1]+k*id, o[2]+k*sd
-				for i := 0; i < n; i++ {
-					dst[o[0]+i*ds+int(index[ik+i*is])*dd] += src[sk+i*ss]
-				}
-			}
+			kernel(b)
 		}
 	})
 }

@@ -25,6 +25,27 @@ func sumAVX2(x *float32, n int) float64
 //go:noescape
 func minAVX2(x *float32, n int) float32
 
+// foldCols4AVX2 adds the float64 sums of four rows, column by column,
+// to acc (n columns, a positive multiple of 4; see reduce_amd64.s).
+//
+//go:noescape
+func foldCols4AVX2(acc *float64, x *float32, rs, n int)
+
+// foldCols4F32 adds to acc[j] the float64 sum (x0+x1)+(x2+x3) of column
+// j of the rows of x at off, off+rs, off+2rs and off+3rs (rs ≥ 0), as
+// fold.go's Cols4 loop does. Only for reduceAsm.
+func foldCols4F32(acc []float64, x []float32, off, rs int) {
+	n := len(acc)
+	v0, v1, v2, v3 := x[off:off+n], x[off+rs:off+rs+n], x[off+2*rs:off+2*rs+n], x[off+3*rs:off+3*rs+n]
+	n4 := n &^ 3
+	if n4 > 0 {
+		foldCols4AVX2(&acc[0], &v0[0], rs, n4)
+	}
+	for j := n4; j < n; j++ {
+		acc[j] += (float64(v0[j]) + float64(v1[j])) + (float64(v2[j]) + float64(v3[j]))
+	}
+}
+
 // sumF32 returns the sum of x in float64. Only for reduceAsm.
 func sumF32(x []float32) float64 {
 	n8 := len(x) &^ 7

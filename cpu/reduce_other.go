@@ -39,3 +39,13 @@ func minF32(x []float32) float32 {
 	}
 	return m
 }
+
+// foldCols4F32 adds to acc[j] the float64 sum (x0+x1)+(x2+x3) of column
+// j of the rows of x at off, off+rs, off+2rs and off+3rs (rs ≥ 0).
+func foldCols4F32(acc []float64, x []float32, off, rs int) {
+	n := len(acc)
+	v0, v1, v2, v3 := x[off:off+n], x[off+rs:off+rs+n], x[off+2*rs:off+2*rs+n], x[off+3*rs:off+3*rs+n]
+	for j := range acc {
+		acc[j] += (float64(v0[j]) + float64(v1[j])) + (float64(v2[j]) + float64(v3[j]))
+	}
+}

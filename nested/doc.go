@@ -27,6 +27,9 @@
 //     component id of every row; Mean divides by the lengths; Max takes
 //     them into -Inf by tensor IndexAmax (torch's index_reduce "amax");
 //     Softmax and LogSoftmax along the ragged dimension compose these;
+//     the component ids are built and uploaded once per device for a
+//     Nested and the Nesteds its ops derive (they share its offsets),
+//     safely from several goroutines, and kept until those are garbage;
 //   - moving rows between layouts (FromPadded, ToPadded, Cat along the
 //     ragged dimension) is one tensor IndexSelect with a row map computed
 //     on the host and uploaded.

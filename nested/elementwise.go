@@ -59,7 +59,11 @@ func (n *Nested) ZipDense(y *tensor.Tensor, f func(a, b *tensor.Tensor) *tensor.
 	rank := n.values.Dim()
 	switch {
 	case y.Dim() == rank+1 && y.Size(0) == n.Len() && y.Size(1) == 1:
-		y = y.Squeeze(1).IndexSelect(0, n.segments()) // one row of y per row of n
+		// One row of y per row of n. y may be kept (a parameter), so the
+		// index, uploaded afresh in the values' context, decides the
+		// context of the rows as it always has; the cached upload is kept
+		// and would leave that to y's.
+		y = y.Squeeze(1).IndexSelect(0, indexOn(n.values, n.segmentIDs()))
 	case y.Dim() == rank && y.Size(0) == 1:
 		y = y.Squeeze(0)
 	case y.Dim() < rank:

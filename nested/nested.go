@@ -18,7 +18,8 @@ import (
 // through Values like any tensor op.
 type Nested struct {
 	values  *tensor.Tensor
-	offsets []int // len = components + 1; offsets[0] = 0, offsets[B] = rows of values
+	offsets []int     // len = components + 1; offsets[0] = 0, offsets[B] = rows of values
+	seg     *segIndex // the component id of every row, shared by the Nesteds of these offsets
 }
 
 // FromValues wraps values, of shape [sum of lengths, rest...], as the
@@ -36,7 +37,7 @@ func FromValues(values *tensor.Tensor, lengths []int) *Nested {
 	if offsets[len(lengths)] != values.Size(0) {
 		fail(op, tensor.ErrShape, fmt.Sprintf("lengths sum to %d but values has %d rows", offsets[len(lengths)], values.Size(0)), values)
 	}
-	return &Nested{values: values, offsets: offsets}
+	return &Nested{values: values, offsets: offsets, seg: &segIndex{}}
 }
 
 // FromTensors packs ts, tensors of one dtype on one device that agree in
@@ -186,7 +187,7 @@ func (n *Nested) String() string {
 // with returns a Nested of n's layout over values (which must have n's
 // number of rows).
 func (n *Nested) with(values *tensor.Tensor) *Nested {
-	return &Nested{values: values, offsets: n.offsets}
+	return &Nested{values: values, offsets: n.offsets, seg: n.seg}
 }
 
 // check panics with ErrArgument for a nil or zero Nested.
@@ -194,18 +195,6 @@ func (n *Nested) check(op string) {
 	if n == nil || n.values == nil {
 		fail(op, tensor.ErrArgument, "the receiver is a nil or zero *Nested; make one with FromTensors, FromPadded or FromValues")
 	}
-}
-
-// segments returns the Int32 component id of every row of n, on n's
-// device: the index of the segment reductions.
-func (n *Nested) segments() *tensor.Tensor {
-	seg := make([]int32, n.offsets[n.Len()])
-	for b := range n.Len() {
-		for r := n.offsets[b]; r < n.offsets[b+1]; r++ {
-			seg[r] = int32(b)
-		}
-	}
-	return indexOn(n.values, seg)
 }
 
 // offsetsOf returns the offsets of lengths, panicking for op when there
