@@ -1,5 +1,10 @@
 package cpu
 
+import (
+	"math"
+	"unsafe"
+)
+
 // ArgReduce finds the best element of x along dim, better(v, best)
 // telling whether v replaces the best so far (a strict comparison, so
 // that ties go to the first occurrence; for torch's max and min, NaN
@@ -93,6 +98,10 @@ func ArgReduceRuns[T Number](better func(v, best T) bool, runs func(best []T, at
 // ArgMaxRuns is the runs of ArgReduceRuns for torch's max: row[i]
 // replaces best[i] when it is greater, or a NaN where best[i] is not.
 func ArgMaxRuns[T Number](best []T, at []int32, row []T, k int32) {
+	if b, ok := any(best).([]float32); ok {
+		argRunsF32(b, at, any(row).([]float32), k, true)
+		return
+	}
 	at, row = at[:len(best)], row[:len(best)]
 	for i, v := range row {
 		if b := best[i]; v > b || (v != v && b == b) {
@@ -104,10 +113,44 @@ func ArgMaxRuns[T Number](best []T, at []int32, row []T, k int32) {
 // ArgMinRuns is ArgMaxRuns for torch's min: row[i] replaces best[i] when
 // it is smaller, or a NaN where best[i] is not.
 func ArgMinRuns[T Number](best []T, at []int32, row []T, k int32) {
+	if b, ok := any(best).([]float32); ok {
+		argRunsF32(b, at, any(row).([]float32), k, false)
+		return
+	}
 	at, row = at[:len(best)], row[:len(best)]
 	for i, v := range row {
 		if b := best[i]; v < b || (v != v && b == b) {
 			best[i], at[i] = v, k
 		}
 	}
+}
+
+// argRunsF32 is ArgMaxRuns (isMax) or ArgMinRuns for float32 without a
+// branch per element, whose outcome random data cannot predict: it
+// compares order keys (orderKeyF32) and selects with masks.
+func argRunsF32(best []float32, at []int32, row []float32, k int32, isMax bool) {
+	bb := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(best))), len(best))
+	rb := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(row))), len(best))
+	at = at[:len(best)]
+	nan, sign := int64(math.MaxInt32), int64(1)
+	if !isMax {
+		nan, sign = math.MinInt32, -1
+	}
+	for i, v := range rb {
+		b := bb[i]
+		// take is all ones when v's key beats b's (both keys are scaled
+		// by sign, so that min compares like max).
+		take := (sign*orderKeyF32(b, nan) - sign*orderKeyF32(v, nan)) >> 63
+		bb[i] = b ^ (b^v)&uint32(take)
+		at[i] ^= (at[i] ^ k) & int32(take)
+	}
+}
+
+// orderKeyF32 maps the bits u of a float32 to an integer that orders as
+// the float does, -0 and +0 alike, and a NaN to nan.
+func orderKeyF32(u uint32, nan int64) int64 {
+	s := int32(u) >> 31 // all ones for a negative float
+	key := int64(int32(u) ^ (s & math.MaxInt32) - s)
+	isNaN := (int64(0x7f800000) - int64(u&math.MaxInt32)) >> 63 // all ones for a NaN
+	return key&^isNaN | nan&isNaN
 }

@@ -9,7 +9,8 @@ import (
 
 // TestArgReduceRuns checks that the runs of torch's max and min give
 // ArgReduce's results (the first best element, NaN beating every number)
-// over every dim of inputs of each layout, with ties and NaNs, writing
+// over every dim of inputs of each layout, with ties, signed zeros,
+// infinities and NaNs, writing
 // values to contiguous and strided outputs and to none.
 func TestArgReduceRuns(t *testing.T) {
 	r := newRand(11)
@@ -25,10 +26,13 @@ func TestArgReduceRuns(t *testing.T) {
 		for _, kind := range []string{kContig, kPerm, kStep} {
 			xl, size := makeLayout(r, shape, kind)
 			x := make([]float32, size)
+			// Ties, signed zeros, infinities and NaNs of both signs.
+			pool := []float32{-2, -1, float32(math.Copysign(0, -1)), 0, 1, 2, 0.5, -0.5,
+				float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), -float32(math.NaN())}
 			for i := range x {
-				x[i] = float32(r.IntN(5)) // ties
-				if r.IntN(17) == 0 {
-					x[i] = float32(math.NaN())
+				x[i] = pool[r.IntN(len(pool)-2)]
+				if r.IntN(23) == 0 {
+					x[i] = pool[len(pool)-1-r.IntN(2)]
 				}
 			}
 			for dim := range shape {
@@ -53,7 +57,7 @@ func TestArgReduceRuns(t *testing.T) {
 								t.Fatalf("indices %v, want %v", gotI, wantI)
 							}
 							for i := range want {
-								if want[i] != got[i] && (want[i] == want[i] || got[i] == got[i]) {
+								if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
 									t.Fatalf("values %v, want %v", got, want)
 								}
 							}
