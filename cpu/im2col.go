@@ -58,10 +58,21 @@ func Im2Col[T Float](dst, x []T, xl Layout, g Window, pad T) {
 			// padding to the next row's run (or to the end).
 			fillVec(row[:hlo*g.OW+wlo], pad)
 			step := g.SW * st[3]
+			if step == 1 && g.OW == g.SH*st[2] {
+				// The output rows follow each other in x as in the row
+				// (a stride 1 "same" convolution): one copy from the first
+				// element inside x to the last, whose elements in the
+				// padding the fills below overwrite.
+				o, at := hlo*g.OW+wlo, base+(hlo*g.SH-g.PH+i*g.DH)*st[2]+wlo
+				n := (hhi-hlo-1)*g.OW + whi - wlo
+				copy(row[o:o+n], x[at:at+n])
+			}
 			for oh := hlo; oh < hhi; oh++ {
 				o := oh * g.OW
-				at := base + (oh*g.SH-g.PH+i*g.DH)*st[2] + wlo*step
-				copyRun(row[o+wlo:o+whi], x[at:], step)
+				if step != 1 || g.OW != g.SH*st[2] {
+					at := base + (oh*g.SH-g.PH+i*g.DH)*st[2] + wlo*step
+					copyRun(row[o+wlo:o+whi], x[at:], step)
+				}
 				fillVec(row[o+whi:min(o+g.OW+wlo, l)], pad)
 			}
 			fillVec(row[hhi*g.OW:], pad)

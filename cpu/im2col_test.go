@@ -13,6 +13,9 @@ var im2colWindows = []Window{
 	{C: 1, H: 4, W: 5, KH: 1, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, PH: 0, PW: 0},
 	{C: 2, H: 6, W: 6, KH: 3, KW: 3, SH: 1, SW: 1, DH: 1, DW: 1, PH: 1, PW: 1},
 	{C: 2, H: 3, W: 37, KH: 3, KW: 5, SH: 1, SW: 1, DH: 1, DW: 1, PH: 1, PW: 2}, // rows long enough for AddVec
+	{C: 2, H: 7, W: 8, KH: 3, KW: 3, SH: 1, SW: 1, DH: 2, DW: 2, PH: 2, PW: 2},  // dilated, output as wide as x
+	{C: 1, H: 5, W: 2, KH: 3, KW: 3, SH: 2, SW: 1, DH: 1, DW: 1, PH: 1, PW: 2},  // an output row spans two rows of x
+	{C: 1, H: 3, W: 3, KH: 3, KW: 3, SH: 1, SW: 1, DH: 3, DW: 3, PH: 3, PW: 3},  // kernel elements that only see padding
 }
 
 // withPositions fills g's positions from its geometry.
