@@ -126,9 +126,19 @@ func ArgMinRuns[T Number](best []T, at []int32, row []T, k int32) {
 }
 
 // argRunsF32 is ArgMaxRuns (isMax) or ArgMinRuns for float32 without a
-// branch per element, whose outcome random data cannot predict: it
-// compares order keys (orderKeyF32) and selects with masks.
+// branch per element, whose outcome random data cannot predict: the
+// AVX-512 loops where the CPU has them (argZ), else Go that compares
+// order keys (orderKeyF32) and selects with masks.
 func argRunsF32(best []float32, at []int32, row []float32, k int32, isMax bool) {
+	if argZ && len(best) > 0 {
+		at, row = at[:len(best)], row[:len(best)]
+		if isMax {
+			argMaxRunsZ(&best[0], &at[0], &row[0], len(best), k)
+		} else {
+			argMinRunsZ(&best[0], &at[0], &row[0], len(best), k)
+		}
+		return
+	}
 	bb := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(best))), len(best))
 	rb := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(row))), len(best))
 	at = at[:len(best)]

@@ -11,12 +11,16 @@ import (
 // ArgReduce's results (the first best element, NaN beating every number)
 // over every dim of inputs of each layout, with ties, signed zeros,
 // infinities and NaNs of both signs, writing values to contiguous and
-// strided outputs and to none: float32 (the branch-free runs), float64
-// and int32.
+// strided outputs and to none: float32 (the AVX-512 loops where the CPU
+// has them, and the branch-free Go), float64 and int32.
 func TestArgReduceRuns(t *testing.T) {
-	t.Run("float32", func(t *testing.T) {
-		checkArgRuns(t, func(v float64) float32 { return float32(v) }, func(v float32) uint64 { return uint64(math.Float32bits(v)) })
-	})
+	defer func(z bool) { argZ = z }(argZ)
+	for _, z := range []bool{argZ, false} {
+		argZ = z
+		t.Run(fmt.Sprintf("float32/vector_loops_%v", z), func(t *testing.T) {
+			checkArgRuns(t, func(v float64) float32 { return float32(v) }, func(v float32) uint64 { return uint64(math.Float32bits(v)) })
+		})
+	}
 	t.Run("float64", func(t *testing.T) { checkArgRuns(t, func(v float64) float64 { return v }, math.Float64bits) })
 	t.Run("int32", func(t *testing.T) {
 		checkArgRuns(t, func(v float64) int32 {
