@@ -103,7 +103,7 @@ func Col2Im[T Float](dst, cols []T, cl Layout, g Window) {
 				hlo, hhi := windowSpan(g.OH, g.H, g.SH, g.PH, i*g.DH)
 				for j := range g.KW {
 					wlo, whi := windowSpan(g.OW, g.W, g.SW, g.PW, j*g.DW)
-					if wlo >= whi {
+					if wlo >= whi || hlo >= hhi {
 						continue
 					}
 					at := (hlo*g.SH-g.PH+i*g.DH)*g.W - g.PW + j*g.DW + wlo*g.SW
@@ -130,21 +130,20 @@ func copyRun[T Float](dst, src []T, step int) {
 	}
 }
 
-// addBlockVec is the shortest contiguous run that addBlock hands to
-// AddVec.
-const addBlockVec = 8
-
 // addBlock adds the rows×n block of src, whose rows are srs values apart
 // and elements ss apart, to the block of dst with rows drs apart and
-// elements ds apart; rows, n > 0.
+// elements ds apart; rows, n > 0. Contiguous float32 rows go to the
+// AVX-512 loop where the CPU has it (foldZ), the sums the same bit for
+// bit.
 func addBlock[T Float](dst []T, drs, ds int, src []T, srs, ss, rows, n int) {
 	if ds == 1 && ss == 1 {
+		dst, src = dst[:(rows-1)*drs+n], src[:(rows-1)*srs+n] // the loop reads and writes through pointers
+		if d, ok := any(dst).([]float32); ok && foldZ {
+			addBlockZ(&d[0], drs, &any(src).([]float32)[0], srs, rows, n)
+			return
+		}
 		for r := range rows {
 			d, s := dst[r*drs:r*drs+n], src[r*srs:r*srs+n]
-			if n >= addBlockVec {
-				AddVec(d, d, s)
-				continue
-			}
 			for q := range d {
 				d[q] += s[q]
 			}

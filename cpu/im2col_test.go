@@ -16,6 +16,7 @@ var im2colWindows = []Window{
 	{C: 2, H: 7, W: 8, KH: 3, KW: 3, SH: 1, SW: 1, DH: 2, DW: 2, PH: 2, PW: 2},  // dilated, output as wide as x
 	{C: 1, H: 5, W: 2, KH: 3, KW: 3, SH: 2, SW: 1, DH: 1, DW: 1, PH: 1, PW: 2},  // an output row spans two rows of x
 	{C: 1, H: 3, W: 3, KH: 3, KW: 3, SH: 1, SW: 1, DH: 3, DW: 3, PH: 3, PW: 3},  // kernel elements that only see padding
+	{C: 1, H: 3, W: 16, KH: 3, KW: 1, SH: 1, SW: 1, DH: 1, DW: 1, PH: 1, PW: 0}, // rows of whole vectors
 }
 
 // withPositions fills g's positions from its geometry.
@@ -89,8 +90,16 @@ func TestIm2ColReference(t *testing.T) {
 // TestCol2ImStrided checks that Col2Im reads columns of any strides: a
 // stepped copy of the columns, and one whose rows are adjacent (the
 // transpose of (N, OH·OW, C·KH·KW)), fold to the same image as the
-// contiguous one, bit for bit.
+// contiguous one, bit for bit, with and without the vector loop.
 func TestCol2ImStrided(t *testing.T) {
+	defer func(z bool) { foldZ = z }(foldZ)
+	for _, z := range []bool{foldZ, false} {
+		foldZ = z
+		checkCol2ImStrided(t)
+	}
+}
+
+func checkCol2ImStrided(t *testing.T) {
 	r := newRand(43)
 	for _, g := range im2colWindows {
 		g = withPositions(g)
@@ -110,7 +119,7 @@ func TestCol2ImStrided(t *testing.T) {
 			Col2Im(got, cols, cl, g)
 			for i := range want {
 				if got[i] != want[i] {
-					t.Fatalf("%+v, strides %v: element %d = %g, want %g", g, cl.Strides, i, got[i], want[i])
+					t.Fatalf("%+v, strides %v, vector loop %v: element %d = %g, want %g", g, cl.Strides, foldZ, i, got[i], want[i])
 				}
 			}
 		}
