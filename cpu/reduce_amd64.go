@@ -46,12 +46,25 @@ func foldCols4F32(acc []float64, x []float32, off, rs int) {
 	}
 }
 
-// sumF32 returns the sum of x in float64. Only for reduceAsm.
+// sumAVX512 returns the float64 sum of n (a positive multiple of 64)
+// float32 elements, with 512-bit registers: twice sumAVX2's conversions
+// a cycle (2 threads on 16M elements: 72 GB/s with sumAVX2).
+//
+//go:noescape
+func sumAVX512(x *float32, n int) float64
+
+// sumF32 returns the sum of x in float64: runs of 64 through sumAVX512
+// where the CPU has AVX-512, then of 8 through sumAVX2, then one by one,
+// the same split for a given length on every run. Only for reduceAsm.
 func sumF32(x []float32) float64 {
+	s, i := 0.0, 0
+	if n64 := len(x) &^ 63; cpuAVX512 && n64 > 0 {
+		s, i = sumAVX512(&x[0], n64), n64
+	}
+	x = x[i:]
 	n8 := len(x) &^ 7
-	s := 0.0
 	if n8 > 0 {
-		s = sumAVX2(&x[0], n8)
+		s += sumAVX2(&x[0], n8)
 	}
 	for _, v := range x[n8:] {
 		s += float64(v)

@@ -151,3 +151,60 @@ cols4:
 	JNZ       cols4
 	VZEROUPPER
 	RET
+
+// func sumAVX512(x *float32, n int) float64
+//
+// sumAVX2 with 512-bit registers: converts 8-lane quarters to float64
+// (VCVTPS2PD from 32 bytes) into eight independent accumulators, 64
+// elements per iteration (n is a positive multiple of 64), then combines
+// them in a fixed tree: ((Z0+Z1)+(Z2+Z3)) + ((Z4+Z5)+(Z6+Z7)), then the
+// halves, quarters and lanes of the result.
+TEXT ·sumAVX512(SB), NOSPLIT, $0-24
+	MOVQ   x+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+loop64:
+	VCVTPS2PD 0(SI), Z8
+	VCVTPS2PD 32(SI), Z9
+	VCVTPS2PD 64(SI), Z10
+	VCVTPS2PD 96(SI), Z11
+	VCVTPS2PD 128(SI), Z12
+	VCVTPS2PD 160(SI), Z13
+	VCVTPS2PD 192(SI), Z14
+	VCVTPS2PD 224(SI), Z15
+	VADDPD    Z8, Z0, Z0
+	VADDPD    Z9, Z1, Z1
+	VADDPD    Z10, Z2, Z2
+	VADDPD    Z11, Z3, Z3
+	VADDPD    Z12, Z4, Z4
+	VADDPD    Z13, Z5, Z5
+	VADDPD    Z14, Z6, Z6
+	VADDPD    Z15, Z7, Z7
+	ADDQ      $256, SI
+	SUBQ      $64, CX
+	JNZ       loop64
+
+	VADDPD        Z1, Z0, Z0
+	VADDPD        Z3, Z2, Z2
+	VADDPD        Z5, Z4, Z4
+	VADDPD        Z7, Z6, Z6
+	VADDPD        Z2, Z0, Z0
+	VADDPD        Z6, Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPD        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPD        X1, X0, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VZEROUPPER
+	MOVSD         X0, ret+16(FP)
+	RET
