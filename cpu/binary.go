@@ -167,6 +167,23 @@ func Where[T Elem](dst []T, dl Layout, cond []bool, cl Layout, x []T, xl Layout,
 	})
 }
 
+// SelectRun sets d[i] = x[i] where c[i], else y[i]: Where over
+// contiguous runs of the same length (a fused pass's chunk).
+func SelectRun[T Elem](d []T, c []bool, x, y []T) {
+	if unsafe.Sizeof(*new(T)) == 4 {
+		selectWords(as32(d), asBytes(c), as32(x), as32(y), 1)
+		return
+	}
+	c, x, y = c[:len(d)], x[:len(d)], y[:len(d)]
+	for i := range d {
+		if c[i] {
+			d[i] = x[i]
+		} else {
+			d[i] = y[i]
+		}
+	}
+}
+
 // selectWords sets dst[i] = x[i] where c[i] is 1 and y[i·ys] where it is
 // 0 (ys 0: one y for all), on the bits of 4-byte elements and without a
 // branch per element: a ReLU's gradient mask is true about half the

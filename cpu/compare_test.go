@@ -7,10 +7,10 @@ import (
 	"testing"
 )
 
-// TestCompareScalarLoopsMatchGo runs the six comparisons against a
-// scalar with the AVX-512 loops and with the Go loops, at lengths around
-// the loops' steps, against zeros of both signs, NaN and a finite value,
-// and wants the same results.
+// TestCompareScalarLoopsMatchGo runs the six comparisons, against a
+// scalar and of two runs, with the AVX-512 loops and with the Go loops,
+// at lengths around the loops' steps, against zeros of both signs, NaN
+// and finite values, and wants the same results.
 func TestCompareScalarLoopsMatchGo(t *testing.T) {
 	if !vecZ {
 		t.Skip("no vector loops on this CPU")
@@ -19,6 +19,10 @@ func TestCompareScalarLoopsMatchGo(t *testing.T) {
 	fns := map[string]func(d []bool, x []float32, y float32){
 		"Eq": EqScalarVec[float32], "Ne": NeScalarVec[float32], "Lt": LtScalarVec[float32],
 		"Le": LeScalarVec[float32], "Gt": GtScalarVec[float32], "Ge": GeScalarVec[float32],
+	}
+	vfns := map[string]func(d []bool, x, y []float32){
+		"Eq": EqVec[float32], "Ne": NeVec[float32], "Lt": LtVec[float32],
+		"Le": LeVec[float32], "Gt": GtVec[float32], "Ge": GeVec[float32],
 	}
 	ys := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), 1, -0.25}
 	for name, f := range fns {
@@ -30,15 +34,26 @@ func TestCompareScalarLoopsMatchGo(t *testing.T) {
 				}
 			}
 			for _, y := range ys {
-				run := func(z bool) []bool {
+				run := func(z bool, f func(d []bool)) []bool {
 					defer func(on bool) { vecZ = on }(vecZ)
 					vecZ = z
 					d := make([]bool, n+16) // the tail must stay false
-					f(d[:n], x, y)
+					f(d[:n])
 					return d
 				}
-				if got, want := run(true), run(false); !slices.Equal(got, want) {
+				scalar := func(d []bool) { f(d, x, y) }
+				if got, want := run(true, scalar), run(false, scalar); !slices.Equal(got, want) {
 					t.Errorf("%sScalarVec n=%d y=%v: the vector loop gives %v, the Go loop %v", name, n, y, got, want)
+				}
+				yv := vecInputs(r, n)
+				for i := range yv {
+					if r.IntN(3) == 0 {
+						yv[i] = x[i] // hit equality
+					}
+				}
+				vec := func(d []bool) { vfns[name](d, x, yv) }
+				if got, want := run(true, vec), run(false, vec); !slices.Equal(got, want) {
+					t.Errorf("%sVec n=%d: the vector loop gives %v, the Go loop %v", name, n, got, want)
 				}
 			}
 		}

@@ -54,7 +54,8 @@ func selectZ(dst *float32, cond *uint8, x, y *float32, n int)
 //go:noescape
 func selectScalarZ(dst *float32, cond *uint8, x *float32, n int, y float32)
 
-// The comparison loops of compare.go: dst_i = x_i <op> y as 1 or 0.
+// The comparison loops of compare.go: dst_i = x_i <op> y (or y_i) as 1
+// or 0.
 
 //go:noescape
 func eqScalarZ(dst *uint8, x *float32, n int, y float32)
@@ -73,3 +74,21 @@ func gtScalarZ(dst *uint8, x *float32, n int, y float32)
 
 //go:noescape
 func geScalarZ(dst *uint8, x *float32, n int, y float32)
+
+//go:noescape
+func eqZ(dst *uint8, x, y *float32, n int)
+
+//go:noescape
+func neZ(dst *uint8, x, y *float32, n int)
+
+//go:noescape
+func ltZ(dst *uint8, x, y *float32, n int)
+
+//go:noescape
+func leZ(dst *uint8, x, y *float32, n int)
+
+//go:noescape
+func gtZ(dst *uint8, x, y *float32, n int)
+
+//go:noescape
+func geZ(dst *uint8, x, y *float32, n int)

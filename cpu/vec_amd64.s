@@ -1026,6 +1026,78 @@ eqScalarZ_done:
 	VZEROUPPER
 	RET
 
+// func eqZ(dst *uint8, x *float32, y *float32, n int)
+//
+// Sets dst_i = x_i == y_i as Go compares float32 values (1 or 0).
+TEXT ·eqZ(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+	CMPQ CX, $64
+	JB   eqZ_one
+eqZ_four:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x0, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VCMPPS $0x0, Z5, Z1, K2
+	VPMOVM2B K2, X17
+	VPABSB X17, X17
+	VMOVDQU8 X17, 16(DI)
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VCMPPS $0x0, Z6, Z2, K2
+	VPMOVM2B K2, X18
+	VPABSB X18, X18
+	VMOVDQU8 X18, 32(DI)
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VCMPPS $0x0, Z7, Z3, K2
+	VPMOVM2B K2, X19
+	VPABSB X19, X19
+	VMOVDQU8 X19, 48(DI)
+	ADDQ $64, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  eqZ_four
+eqZ_one:
+	CMPQ CX, $16
+	JB   eqZ_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x0, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	ADDQ $16, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  eqZ_one
+eqZ_tail:
+	TESTQ CX, CX
+	JZ    eqZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VCMPPS $0x0, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, K1, 0(DI)
+eqZ_done:
+	VZEROUPPER
+	RET
+
 // func neScalarZ(dst *uint8, x *float32, n int, y float32)
 //
 // Sets dst_i = x_i != y as Go compares float32 values (1 or 0).
@@ -1087,6 +1159,78 @@ neScalarZ_tail:
 	VPABSB X16, X16
 	VMOVDQU8 X16, K1, 0(DI)
 neScalarZ_done:
+	VZEROUPPER
+	RET
+
+// func neZ(dst *uint8, x *float32, y *float32, n int)
+//
+// Sets dst_i = x_i != y_i as Go compares float32 values (1 or 0).
+TEXT ·neZ(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+	CMPQ CX, $64
+	JB   neZ_one
+neZ_four:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x4, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VCMPPS $0x4, Z5, Z1, K2
+	VPMOVM2B K2, X17
+	VPABSB X17, X17
+	VMOVDQU8 X17, 16(DI)
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VCMPPS $0x4, Z6, Z2, K2
+	VPMOVM2B K2, X18
+	VPABSB X18, X18
+	VMOVDQU8 X18, 32(DI)
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VCMPPS $0x4, Z7, Z3, K2
+	VPMOVM2B K2, X19
+	VPABSB X19, X19
+	VMOVDQU8 X19, 48(DI)
+	ADDQ $64, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  neZ_four
+neZ_one:
+	CMPQ CX, $16
+	JB   neZ_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x4, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	ADDQ $16, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  neZ_one
+neZ_tail:
+	TESTQ CX, CX
+	JZ    neZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VCMPPS $0x4, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, K1, 0(DI)
+neZ_done:
 	VZEROUPPER
 	RET
 
@@ -1154,6 +1298,78 @@ ltScalarZ_done:
 	VZEROUPPER
 	RET
 
+// func ltZ(dst *uint8, x *float32, y *float32, n int)
+//
+// Sets dst_i = x_i < y_i as Go compares float32 values (1 or 0).
+TEXT ·ltZ(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+	CMPQ CX, $64
+	JB   ltZ_one
+ltZ_four:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x11, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VCMPPS $0x11, Z5, Z1, K2
+	VPMOVM2B K2, X17
+	VPABSB X17, X17
+	VMOVDQU8 X17, 16(DI)
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VCMPPS $0x11, Z6, Z2, K2
+	VPMOVM2B K2, X18
+	VPABSB X18, X18
+	VMOVDQU8 X18, 32(DI)
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VCMPPS $0x11, Z7, Z3, K2
+	VPMOVM2B K2, X19
+	VPABSB X19, X19
+	VMOVDQU8 X19, 48(DI)
+	ADDQ $64, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  ltZ_four
+ltZ_one:
+	CMPQ CX, $16
+	JB   ltZ_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x11, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	ADDQ $16, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  ltZ_one
+ltZ_tail:
+	TESTQ CX, CX
+	JZ    ltZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VCMPPS $0x11, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, K1, 0(DI)
+ltZ_done:
+	VZEROUPPER
+	RET
+
 // func leScalarZ(dst *uint8, x *float32, n int, y float32)
 //
 // Sets dst_i = x_i <= y as Go compares float32 values (1 or 0).
@@ -1215,6 +1431,78 @@ leScalarZ_tail:
 	VPABSB X16, X16
 	VMOVDQU8 X16, K1, 0(DI)
 leScalarZ_done:
+	VZEROUPPER
+	RET
+
+// func leZ(dst *uint8, x *float32, y *float32, n int)
+//
+// Sets dst_i = x_i <= y_i as Go compares float32 values (1 or 0).
+TEXT ·leZ(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+	CMPQ CX, $64
+	JB   leZ_one
+leZ_four:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x12, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VCMPPS $0x12, Z5, Z1, K2
+	VPMOVM2B K2, X17
+	VPABSB X17, X17
+	VMOVDQU8 X17, 16(DI)
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VCMPPS $0x12, Z6, Z2, K2
+	VPMOVM2B K2, X18
+	VPABSB X18, X18
+	VMOVDQU8 X18, 32(DI)
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VCMPPS $0x12, Z7, Z3, K2
+	VPMOVM2B K2, X19
+	VPABSB X19, X19
+	VMOVDQU8 X19, 48(DI)
+	ADDQ $64, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  leZ_four
+leZ_one:
+	CMPQ CX, $16
+	JB   leZ_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x12, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	ADDQ $16, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  leZ_one
+leZ_tail:
+	TESTQ CX, CX
+	JZ    leZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VCMPPS $0x12, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, K1, 0(DI)
+leZ_done:
 	VZEROUPPER
 	RET
 
@@ -1282,6 +1570,78 @@ gtScalarZ_done:
 	VZEROUPPER
 	RET
 
+// func gtZ(dst *uint8, x *float32, y *float32, n int)
+//
+// Sets dst_i = x_i > y_i as Go compares float32 values (1 or 0).
+TEXT ·gtZ(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+	CMPQ CX, $64
+	JB   gtZ_one
+gtZ_four:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x1e, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VCMPPS $0x1e, Z5, Z1, K2
+	VPMOVM2B K2, X17
+	VPABSB X17, X17
+	VMOVDQU8 X17, 16(DI)
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VCMPPS $0x1e, Z6, Z2, K2
+	VPMOVM2B K2, X18
+	VPABSB X18, X18
+	VMOVDQU8 X18, 32(DI)
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VCMPPS $0x1e, Z7, Z3, K2
+	VPMOVM2B K2, X19
+	VPABSB X19, X19
+	VMOVDQU8 X19, 48(DI)
+	ADDQ $64, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  gtZ_four
+gtZ_one:
+	CMPQ CX, $16
+	JB   gtZ_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x1e, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	ADDQ $16, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  gtZ_one
+gtZ_tail:
+	TESTQ CX, CX
+	JZ    gtZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VCMPPS $0x1e, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, K1, 0(DI)
+gtZ_done:
+	VZEROUPPER
+	RET
+
 // func geScalarZ(dst *uint8, x *float32, n int, y float32)
 //
 // Sets dst_i = x_i >= y as Go compares float32 values (1 or 0).
@@ -1343,5 +1703,77 @@ geScalarZ_tail:
 	VPABSB X16, X16
 	VMOVDQU8 X16, K1, 0(DI)
 geScalarZ_done:
+	VZEROUPPER
+	RET
+
+// func geZ(dst *uint8, x *float32, y *float32, n int)
+//
+// Sets dst_i = x_i >= y_i as Go compares float32 values (1 or 0).
+TEXT ·geZ(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+	CMPQ CX, $64
+	JB   geZ_one
+geZ_four:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x1d, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VCMPPS $0x1d, Z5, Z1, K2
+	VPMOVM2B K2, X17
+	VPABSB X17, X17
+	VMOVDQU8 X17, 16(DI)
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VCMPPS $0x1d, Z6, Z2, K2
+	VPMOVM2B K2, X18
+	VPABSB X18, X18
+	VMOVDQU8 X18, 32(DI)
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VCMPPS $0x1d, Z7, Z3, K2
+	VPMOVM2B K2, X19
+	VPABSB X19, X19
+	VMOVDQU8 X19, 48(DI)
+	ADDQ $64, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  geZ_four
+geZ_one:
+	CMPQ CX, $16
+	JB   geZ_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x1d, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, 0(DI)
+	ADDQ $16, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  geZ_one
+geZ_tail:
+	TESTQ CX, CX
+	JZ    geZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VCMPPS $0x1d, Z4, Z0, K2
+	VPMOVM2B K2, X16
+	VPABSB X16, X16
+	VMOVDQU8 X16, K1, 0(DI)
+geZ_done:
 	VZEROUPPER
 	RET

@@ -28,3 +28,9 @@ func ltScalarZ(dst *uint8, x *float32, n int, y float32) { panic("cpu: no vector
 func leScalarZ(dst *uint8, x *float32, n int, y float32) { panic("cpu: no vector loops") }
 func gtScalarZ(dst *uint8, x *float32, n int, y float32) { panic("cpu: no vector loops") }
 func geScalarZ(dst *uint8, x *float32, n int, y float32) { panic("cpu: no vector loops") }
+func eqZ(dst *uint8, x, y *float32, n int)               { panic("cpu: no vector loops") }
+func neZ(dst *uint8, x, y *float32, n int)               { panic("cpu: no vector loops") }
+func ltZ(dst *uint8, x, y *float32, n int)               { panic("cpu: no vector loops") }
+func leZ(dst *uint8, x, y *float32, n int)               { panic("cpu: no vector loops") }
+func gtZ(dst *uint8, x, y *float32, n int)               { panic("cpu: no vector loops") }
+func geZ(dst *uint8, x, y *float32, n int)               { panic("cpu: no vector loops") }

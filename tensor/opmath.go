@@ -314,14 +314,7 @@ func (selectOf[T]) run(_ [2]float64, dst *Tensor, in [3]*Tensor) {
 func (selectOf[T]) chunk([2]float64) chunkFn {
 	return func(dst any, do int, in *[3]any, io *[3]int, n int) {
 		d, c := dst.([]T)[do:do+n], in[0].([]bool)[io[0]:io[0]+n]
-		x, y := in[1].([]T)[io[1]:io[1]+n], in[2].([]T)[io[2]:io[2]+n]
-		for i := range d {
-			if c[i] {
-				d[i] = x[i]
-			} else {
-				d[i] = y[i]
-			}
-		}
+		cpu.SelectRun(d, c, in[1].([]T)[io[1]:io[1]+n], in[2].([]T)[io[2]:io[2]+n])
 	}
 }
 

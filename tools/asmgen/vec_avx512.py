@@ -149,15 +149,19 @@ out.append(kernel('selectZ', 'Sets dst_i = x_i where cond_i is not 0, else y_i, 
                   [('dst', 'p'), ('cond', 'b'), ('x', 'p'), ('y', 'p'), ('n', 'n')], select(False)))
 out.append(kernel('selectScalarZ', 'Sets dst_i = x_i where cond_i is not 0, else y, on the bits.',
                   [('dst', 'p'), ('cond', 'b'), ('x', 'p'), ('n', 'n'), ('y', 'f')], select(True)))
-def cmpScalar(pred):
+def cmp(pred, scalar):
     def body(r, off, m):
-        z, c = f'Z{r}', f'X{16+r}'
+        z, w, c = f'Z{r}', f'Z{r+4}', f'X{16+r}'
+        y = 'Z8' if scalar else w
         st = f'\tVMOVDQU8 {c}, K1, {off // 4}(DI)' if m else f'\tVMOVDQU8 {c}, {off // 4}(DI)'
-        return load('x', off, m, z) + [f'\tVCMPPS ${pred:#x}, Z8, {z}, K2', f'\tVPMOVM2B K2, {c}', f'\tVPABSB {c}, {c}', st]
+        return (load('x', off, m, z) + ([] if scalar else load('y', off, m, w)) +
+                [f'\tVCMPPS ${pred:#x}, {y}, {z}, K2', f'\tVPMOVM2B K2, {c}', f'\tVPABSB {c}, {c}', st])
     return body
 # Ordered, quiet predicates (false on NaN) but for ≠ (unordered: true).
 for name, pred, op in [('eq', 0x00, '=='), ('ne', 0x04, '!='), ('lt', 0x11, '<'), ('le', 0x12, '<='), ('gt', 0x1e, '>'), ('ge', 0x1d, '>=')]:
     out.append(kernel(f'{name}ScalarZ', f'Sets dst_i = x_i {op} y as Go compares float32 values (1 or 0).',
-                      [('dst', 'b'), ('x', 'p'), ('n', 'n'), ('y', 'f')], cmpScalar(pred)))
+                      [('dst', 'b'), ('x', 'p'), ('n', 'n'), ('y', 'f')], cmp(pred, True)))
+    out.append(kernel(f'{name}Z', f'Sets dst_i = x_i {op} y_i as Go compares float32 values (1 or 0).',
+                      [('dst', 'b'), ('x', 'p'), ('y', 'p'), ('n', 'n')], cmp(pred, False)))
 import sys
 open(sys.argv[1], 'w').write('\n'.join(out))
