@@ -1777,3 +1777,189 @@ geZ_tail:
 geZ_done:
 	VZEROUPPER
 	RET
+
+// func argMaxRunsZ(best *float32, at *int32, row *float32, n int, k int32)
+//
+// Where row_i beats best_i (greater, or a NaN where best_i is not), sets best_i = row_i and at_i = k (argreduce.go's runs).
+TEXT ·argMaxRunsZ(SB), NOSPLIT, $0-36
+	MOVQ best+0(FP), DI
+	MOVQ at+8(FP), R11
+	MOVQ row+16(FP), R12
+	MOVQ n+24(FP), CX
+	MOVL k+32(FP), AX
+	VPBROADCASTD AX, Z8
+	CMPQ CX, $64
+	JB   argMaxRunsZ_one
+argMaxRunsZ_four:
+	VMOVUPS 0(R12), Z0
+	VMOVUPS 0(DI), Z4
+	VCMPPS $0x1e, Z4, Z0, K2
+	VCMPPS $0x03, Z0, Z0, K3
+	VCMPPS $0x07, Z4, Z4, K4
+	KANDW K3, K4, K3
+	KORW K2, K3, K2
+	VMOVUPS Z0, K2, 0(DI)
+	VMOVDQU32 Z8, K2, 0(R11)
+	VMOVUPS 64(R12), Z1
+	VMOVUPS 64(DI), Z5
+	VCMPPS $0x1e, Z5, Z1, K2
+	VCMPPS $0x03, Z1, Z1, K3
+	VCMPPS $0x07, Z5, Z5, K4
+	KANDW K3, K4, K3
+	KORW K2, K3, K2
+	VMOVUPS Z1, K2, 64(DI)
+	VMOVDQU32 Z8, K2, 64(R11)
+	VMOVUPS 128(R12), Z2
+	VMOVUPS 128(DI), Z6
+	VCMPPS $0x1e, Z6, Z2, K2
+	VCMPPS $0x03, Z2, Z2, K3
+	VCMPPS $0x07, Z6, Z6, K4
+	KANDW K3, K4, K3
+	KORW K2, K3, K2
+	VMOVUPS Z2, K2, 128(DI)
+	VMOVDQU32 Z8, K2, 128(R11)
+	VMOVUPS 192(R12), Z3
+	VMOVUPS 192(DI), Z7
+	VCMPPS $0x1e, Z7, Z3, K2
+	VCMPPS $0x03, Z3, Z3, K3
+	VCMPPS $0x07, Z7, Z7, K4
+	KANDW K3, K4, K3
+	KORW K2, K3, K2
+	VMOVUPS Z3, K2, 192(DI)
+	VMOVDQU32 Z8, K2, 192(R11)
+	ADDQ $256, DI
+	ADDQ $256, R11
+	ADDQ $256, R12
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  argMaxRunsZ_four
+argMaxRunsZ_one:
+	CMPQ CX, $16
+	JB   argMaxRunsZ_tail
+	VMOVUPS 0(R12), Z0
+	VMOVUPS 0(DI), Z4
+	VCMPPS $0x1e, Z4, Z0, K2
+	VCMPPS $0x03, Z0, Z0, K3
+	VCMPPS $0x07, Z4, Z4, K4
+	KANDW K3, K4, K3
+	KORW K2, K3, K2
+	VMOVUPS Z0, K2, 0(DI)
+	VMOVDQU32 Z8, K2, 0(R11)
+	ADDQ $64, DI
+	ADDQ $64, R11
+	ADDQ $64, R12
+	SUBQ $16, CX
+	JMP  argMaxRunsZ_one
+argMaxRunsZ_tail:
+	TESTQ CX, CX
+	JZ    argMaxRunsZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(R12), K1, Z0
+	VMOVUPS.Z 0(DI), K1, Z4
+	VCMPPS $0x1e, Z4, Z0, K2
+	VCMPPS $0x03, Z0, Z0, K3
+	VCMPPS $0x07, Z4, Z4, K4
+	KANDW K3, K4, K3
+	KORW K2, K3, K2
+	KANDW K1, K2, K2
+	VMOVUPS Z0, K2, 0(DI)
+	VMOVDQU32 Z8, K2, 0(R11)
+argMaxRunsZ_done:
+	VZEROUPPER
+	RET
+
+// func argMinRunsZ(best *float32, at *int32, row *float32, n int, k int32)
+//
+// Where row_i beats best_i (smaller, or a NaN where best_i is not), sets best_i = row_i and at_i = k (argreduce.go's runs).
+TEXT ·argMinRunsZ(SB), NOSPLIT, $0-36
+	MOVQ best+0(FP), DI
+	MOVQ at+8(FP), R11
+	MOVQ row+16(FP), R12
+	MOVQ n+24(FP), CX
+	MOVL k+32(FP), AX
+	VPBROADCASTD AX, Z8
+	CMPQ CX, $64
+	JB   argMinRunsZ_one
+argMinRunsZ_four:
+	VMOVUPS 0(R12), Z0
+	VMOVUPS 0(DI), Z4
+	VCMPPS $0x11, Z4, Z0, K2
+	VCMPPS $0x03, Z0, Z0, K3
+	VCMPPS $0x07, Z4, Z4, K4
+	KANDW K3, K4, K3
+	KORW K2, K3, K2
+	VMOVUPS Z0, K2, 0(DI)
+	VMOVDQU32 Z8, K2, 0(R11)
+	VMOVUPS 64(R12), Z1
+	VMOVUPS 64(DI), Z5
+	VCMPPS $0x11, Z5, Z1, K2
+	VCMPPS $0x03, Z1, Z1, K3
+	VCMPPS $0x07, Z5, Z5, K4
+	KANDW K3, K4, K3
+	KORW K2, K3, K2
+	VMOVUPS Z1, K2, 64(DI)
+	VMOVDQU32 Z8, K2, 64(R11)
+	VMOVUPS 128(R12), Z2
+	VMOVUPS 128(DI), Z6
+	VCMPPS $0x11, Z6, Z2, K2
+	VCMPPS $0x03, Z2, Z2, K3
+	VCMPPS $0x07, Z6, Z6, K4
+	KANDW K3, K4, K3
+	KORW K2, K3, K2
+	VMOVUPS Z2, K2, 128(DI)
+	VMOVDQU32 Z8, K2, 128(R11)
+	VMOVUPS 192(R12), Z3
+	VMOVUPS 192(DI), Z7
+	VCMPPS $0x11, Z7, Z3, K2
+	VCMPPS $0x03, Z3, Z3, K3
+	VCMPPS $0x07, Z7, Z7, K4
+	KANDW K3, K4, K3
+	KORW K2, K3, K2
+	VMOVUPS Z3, K2, 192(DI)
+	VMOVDQU32 Z8, K2, 192(R11)
+	ADDQ $256, DI
+	ADDQ $256, R11
+	ADDQ $256, R12
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  argMinRunsZ_four
+argMinRunsZ_one:
+	CMPQ CX, $16
+	JB   argMinRunsZ_tail
+	VMOVUPS 0(R12), Z0
+	VMOVUPS 0(DI), Z4
+	VCMPPS $0x11, Z4, Z0, K2
+	VCMPPS $0x03, Z0, Z0, K3
+	VCMPPS $0x07, Z4, Z4, K4
+	KANDW K3, K4, K3
+	KORW K2, K3, K2
+	VMOVUPS Z0, K2, 0(DI)
+	VMOVDQU32 Z8, K2, 0(R11)
+	ADDQ $64, DI
+	ADDQ $64, R11
+	ADDQ $64, R12
+	SUBQ $16, CX
+	JMP  argMinRunsZ_one
+argMinRunsZ_tail:
+	TESTQ CX, CX
+	JZ    argMinRunsZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(R12), K1, Z0
+	VMOVUPS.Z 0(DI), K1, Z4
+	VCMPPS $0x11, Z4, Z0, K2
+	VCMPPS $0x03, Z0, Z0, K3
+	VCMPPS $0x07, Z4, Z4, K4
+	KANDW K3, K4, K3
+	KORW K2, K3, K2
+	KANDW K1, K2, K2
+	VMOVUPS Z0, K2, 0(DI)
+	VMOVDQU32 Z8, K2, 0(R11)
+argMinRunsZ_done:
+	VZEROUPPER
+	RET
