@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -112,6 +113,39 @@ func TestParallelForChunks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestParallelForNested runs parallelFor inside parallelFor's chunks,
+// from several goroutines at once: the pool's helpers take one job at a
+// time, so the inner jobs' callers must finish what no helper takes, and
+// every element must be visited once, without a deadlock.
+func TestParallelForNested(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	const outer, inner = 4, 1000
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seen := make([]atomic.Int32, outer*inner)
+			parallelFor(outer, outer, func(_, lo, hi int) {
+				for o := lo; o < hi; o++ {
+					parallelFor(3, inner, func(_, a, b int) {
+						for i := a; i < b; i++ {
+							seen[o*inner+i].Add(1)
+						}
+					})
+				}
+			})
+			for i := range seen {
+				if n := seen[i].Load(); n != 1 {
+					t.Errorf("goroutine %d: element %d seen %d times", g, i, n)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func TestIsContiguous(t *testing.T) {
