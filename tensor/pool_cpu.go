@@ -19,7 +19,10 @@ import (
 // cpuPool caches released CPU buffers by dtype and power-of-two capacity,
 // so a training loop that allocates the same shapes every step reuses
 // its memory instead of asking the garbage collector for more. It holds
-// at most cpuPoolLimit bytes; beyond that, released buffers go to the GC.
+// at most cpuPoolLimit bytes: a buffer released into a full pool takes
+// the place of those of the classes used least recently (a process
+// whose shapes change, a benchmark going from one workload to the next,
+// keeps the buffers it uses now), or goes to the GC when it cannot.
 var cpuPool = &slicePool{}
 
 const cpuPoolLimit = 512 << 20
@@ -31,8 +34,53 @@ type poolKey struct {
 
 type slicePool struct {
 	mu     sync.Mutex
-	free   [numDTypes][poolClasses][]any // by dtype and log2 of the class
-	cached int                           // bytes held in free
+	free   [numDTypes][poolClasses][]any  // by dtype and log2 of the class
+	used   [numDTypes][poolClasses]uint64 // when each free list was last taken from or given to, by tick
+	tick   uint64
+	cached int // bytes held in free
+	limit  int // most bytes held; 0: cpuPoolLimit (tests set less)
+}
+
+// max returns the most bytes p holds.
+func (p *slicePool) max() int {
+	if p.limit > 0 {
+		return p.limit
+	}
+	return cpuPoolLimit
+}
+
+// touch marks k's free list used now.
+func (p *slicePool) touch(k poolKey) {
+	p.tick++
+	p.used[k.dt][bits.Len(uint(k.class))-1] = p.tick
+}
+
+// evict drops cached buffers, oldest first from the free lists used
+// least recently, other than k's, until need more bytes fit, and
+// reports whether they do.
+func (p *slicePool) evict(need int, k poolKey) bool {
+	keep := &p.free[k.dt][bits.Len(uint(k.class))-1]
+	for p.cached+need > p.max() {
+		var oldest *[]any
+		var when uint64
+		for dt := range p.free {
+			for c := range p.free[dt] {
+				if l := &p.free[dt][c]; len(*l) > 0 && l != keep && (oldest == nil || p.used[dt][c] < when) {
+					oldest, when = l, p.used[dt][c]
+				}
+			}
+		}
+		if oldest == nil {
+			return false
+		}
+		dt, class := bufInfo((*oldest)[0])
+		bytes := class * dt.Size()
+		(*oldest)[0] = nil
+		*oldest = (*oldest)[1:]
+		p.cached -= bytes
+		cpuMem.reserved.Add(-int64(bytes))
+	}
+	return true
 }
 
 // poolClasses bounds the log2 of a cached capacity (cpuPoolLimit
@@ -60,13 +108,14 @@ func (p *slicePool) get(dt DType, n int) (any, error) {
 	if n < 0 {
 		return nil, fmt.Errorf("tensor: negative element count %d", n)
 	}
-	if n > cpuPoolLimit/dt.Size() { // never cached: no rounding up
+	if n > p.max()/dt.Size() { // never cached: no rounding up
 		return p.fresh(dt, n, n)
 	}
 	k := poolKey{dt, sizeClass(n)}
 	p.mu.Lock()
 	fl := p.list(k)
 	if l := *fl; len(l) > 0 {
+		p.touch(k)
 		// Prefer a buffer last handed out at this very length: it goes
 		// back as the interface value it is, where reslicing would
 		// allocate a new one. A loop's shapes recur every step.
@@ -116,10 +165,11 @@ func (p *slicePool) put(buf any) {
 	k := poolKey{dt, c}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c != sizeClass(c) || p.cached+bytes > cpuPoolLimit {
+	if c != sizeClass(c) || bytes > p.max() || !p.evict(bytes, k) {
 		cpuMem.reserved.Add(-int64(bytes))
 		return
 	}
+	p.touch(k)
 	fl := p.list(k)
 	*fl = append(*fl, buf)
 	p.cached += bytes
@@ -129,6 +179,7 @@ func (p *slicePool) put(buf any) {
 func (p *slicePool) emptyCache() {
 	p.mu.Lock()
 	p.free = [numDTypes][poolClasses][]any{}
+	p.used = [numDTypes][poolClasses]uint64{}
 	cpuMem.reserved.Add(-int64(p.cached))
 	p.cached = 0
 	p.mu.Unlock()
