@@ -233,11 +233,7 @@ func (b *gpuBackend) fill(dst *Tensor, v float64) {
 	b.elementwise("fill", expr, [2]float64{v}, dst)
 }
 
-func (b *gpuBackend) copy(dst, x *Tensor) {
-	if !b.copyFused(dst, x) {
-		b.elementwise("copy", "x", [2]float64{}, dst, x)
-	}
-}
+func (b *gpuBackend) copy(dst, x *Tensor) { b.elementwise("copy", "x", [2]float64{}, dst, x) }
 
 func (b *gpuBackend) cast(dst, x *Tensor) {
 	defer unpin(pin(dst, x))

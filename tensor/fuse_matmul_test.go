@@ -28,6 +28,13 @@ var epilogueCases = []struct {
 		return tensor.Where(acc.GtScalar(0), x.MatMul(w.T()), tensor.Full(nil, 0, tensor.Like(acc)))
 	}},
 	{"vector", 1, func(x, w, b, acc *tensor.Tensor) *tensor.Tensor { return w.MatMul(x.Select(0, 2)).Add(b).Sigmoid() }},
+	{"stacked-vectors", 3, func(x, w, b, acc *tensor.Tensor) *tensor.Tensor {
+		rows := make([]*tensor.Tensor, 3) // each [65] product written into its [1 65] row of the stack
+		for j := range rows {
+			rows[j] = w.MatMul(x.Select(0, j)).Add(b)
+		}
+		return tensor.Stack(rows, 0)
+	}},
 	{"outer-products", 1, func(x, w, b, acc *tensor.Tensor) *tensor.Tensor {
 		for j := range 3 { // K = 1: elementwise products, one kernel for the sum
 			acc = acc.Add(x.Select(1, j).Unsqueeze(1).MatMul(w.Select(1, j).Unsqueeze(0)))
