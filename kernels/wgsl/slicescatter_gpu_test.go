@@ -58,7 +58,21 @@ func TestSliceScatterGPU(t *testing.T) {
 		}
 		approx.Require(t, c.name, readI32(t, g, b["out"]), want, approx.Exact)
 	}
-	if _, err := wgsl.SliceScatter(wgsl.Contiguous(5, 7), wgsl.Contiguous(5, 3), 1, 2, 3, limits(g)); err == nil {
-		t.Error("a slice past the end of out was accepted")
+	for _, c := range []struct {
+		name             string
+		out, x           wgsl.Layout
+		dim, start, step int
+	}{
+		{"past the end", wgsl.Contiguous(5, 7), wgsl.Contiguous(5, 3), 1, 2, 3},
+		{"step 0", wgsl.Contiguous(5, 7), wgsl.Contiguous(5, 3), 1, 0, 0},
+		{"negative start", wgsl.Contiguous(5, 7), wgsl.Contiguous(5, 3), 1, -1, 1},
+		{"dim out of range", wgsl.Contiguous(5, 7), wgsl.Contiguous(5, 3), 2, 0, 1},
+		{"negative dim", wgsl.Contiguous(5, 7), wgsl.Contiguous(5, 3), -1, 0, 1},
+		{"ranks differ", wgsl.Contiguous(5, 7), wgsl.Contiguous(3), 1, 0, 1},
+		{"other dim differs", wgsl.Contiguous(5, 7), wgsl.Contiguous(6, 3), 1, 0, 1},
+	} {
+		if _, err := wgsl.SliceScatter(c.out, c.x, c.dim, c.start, c.step, limits(g)); err == nil {
+			t.Errorf("%s: out %v, x %v, dim %d, start %d, step %d was accepted", c.name, c.out.Shape, c.x.Shape, c.dim, c.start, c.step)
+		}
 	}
 }
