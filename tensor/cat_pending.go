@@ -45,6 +45,9 @@ func writePending(be backend, dst, x *Tensor) bool {
 		return false
 	}
 	defer e.drop(nil)
+	if slices.ContainsFunc(e.leaves, func(l *Tensor) bool { return l.ref.s == dst.ref.s }) {
+		return false // reads what it writes (callers detach such readers first)
+	}
 	defer unpin(pin(dst))
 	be.fused(dst, e)
 	counters.fusedKernels.Add(1)
