@@ -24,11 +24,10 @@ import (
 // load (median of 300 starts), as long as a whole 256×256 product takes
 // on two cores; a 10 µs time.Sleep before a 512×512 product made the pair
 // take 619 µs on average against 423 µs without (300 pairs each, one run).
-// A kernel that follows
-// another within workerSpin (a training step's products and elementwise
-// ops) finds its helper running, and one that finds it asleep loses
-// nothing but the helper's share: the caller takes the units the helper
-// has not.
+// A kernel that follows another within workerSpin (a training step's
+// products and elementwise ops) finds its helper running, and one that
+// finds it asleep loses nothing but the helper's share: the caller takes
+// the units the helper has not.
 func runUnits(workers, total int, unit func(u int)) {
 	workers = min(workers, total)
 	if workers <= 1 {
