@@ -35,6 +35,10 @@ var epilogueCases = []struct {
 		}
 		return tensor.Stack(rows, 0)
 	}},
+	{"flattened-cat", 2, func(x, w, b, acc *tensor.Tensor) *tensor.Tensor {
+		// each pending [7 65] result written as its [455] piece of the Cat
+		return tensor.Cat([]*tensor.Tensor{x.MatMul(w.T()).Add(b).Flatten(0, 1), acc.Tanh().Flatten(0, 1)}, 0)
+	}},
 	{"outer-products", 1, func(x, w, b, acc *tensor.Tensor) *tensor.Tensor {
 		for j := range 3 { // K = 1: elementwise products, one kernel for the sum
 			acc = acc.Add(x.Select(1, j).Unsqueeze(1).MatMul(w.Select(1, j).Unsqueeze(0)))
