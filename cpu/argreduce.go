@@ -128,11 +128,11 @@ func ArgMinRuns[T Number](best []T, at []int32, row []T, k int32) {
 
 // argRunsF32 is ArgMaxRuns (isMax) or ArgMinRuns for float32 without a
 // branch per element, whose outcome random data cannot predict: the
-// AVX-512 loops where the CPU has them (argZ), else Go that compares
+// AVX-512 loops where the CPU has them (vecZ), else Go that compares
 // order keys (orderKeyF32) and selects with masks.
 func argRunsF32(best []float32, at []int32, row []float32, k int32, isMax bool) {
 	at, row = at[:len(best)], row[:len(best)] // the loops below read and write through pointers
-	if argZ && len(best) > 0 {
+	if vecZ && len(best) > 0 {
 		if isMax {
 			argMaxRunsZ(&best[0], &at[0], &row[0], len(best), k)
 		} else {
