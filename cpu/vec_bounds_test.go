@@ -28,6 +28,8 @@ func TestShortInputsPanic(t *testing.T) {
 		"ClampVec":         func() { ClampVec(d, s, -1, 1) },
 		"LtScalarVec":      func() { LtScalarVec(m, s, 0) },
 		"GeVec":            func() { GeVec(m, d, s) },
+		"SelectRun/cond":   func() { SelectRun(d, m[1:], d, d) },
+		"SelectRun/y":      func() { SelectRun(d, m, d, s) },
 		"ArgMaxRuns/row":   func() { ArgMaxRuns(d, make([]int32, n), s, 1) },
 		"ArgMinRuns/at":    func() { ArgMinRuns(d, i32, d, 1) },
 	}
