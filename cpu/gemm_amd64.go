@@ -67,8 +67,10 @@ const (
 
 	// gemmColsPerWorker is gemmUnitsPerWorker for the blocks of columns
 	// of a product whose A is read in place: each block reads all of A,
-	// so fewer blocks read it fewer times (two goroutines, one block
-	// each: 405 GFLOP/s at n = 1024 against 391 with four each).
+	// so fewer blocks read it fewer times. At n = 1024 on two cores one
+	// block each ran 405 GFLOP/s against 391 with four each (best of 10,
+	// one run); in the MLP step one, two and four blocks each measured
+	// the same (median of about 700 interleaved steps each).
 	gemmColsPerWorker = 1
 
 	// gemmParallelWork is the size m·n·k from which one product is
@@ -130,10 +132,11 @@ func matMulGemm[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout
 	// are at least two products a goroutine and each one's B is at most
 	// gemmBatchB bytes: then whole products are the units, each on one
 	// core with its own operands (a convolution's per-sample products).
-	// Measured on two cores against splitting every product: cnn_step 55
-	// -> 64 steps/s, conv2d 32×256×14² (B 1.8 MB a sample) 240 -> 300
-	// GFLOP/s; 32×128×28² (B 3.6 MB) fell from 254 to 237 and 32×64×56²
-	// (7.2 MB) from 195 to 126, so they stay split.
+	// Measured on two cores against splitting every product (go test
+	// -bench Workloads, old and new interleaved, two or three runs each):
+	// cnn_step 55 -> 64 steps/s, conv2d 32×256×14² (B 1.8 MB a sample)
+	// 240 -> 300 GFLOP/s; 32×128×28² (B 3.6 MB) fell from 254 to 237 and
+	// 32×64×56² (7.2 MB) from 195 to 126, so they stay split.
 	wholeProducts := nb >= 2*w && k*n*int(unsafe.Sizeof(T(0))) <= gemmBatchB
 	if nb == 1 || m*n*k >= gemmParallelWork && !wholeProducts {
 		parts := 1
@@ -200,9 +203,10 @@ func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
 // then nothing is packed for all goroutines to share and none waits for
 // another, where sharing B (gemmRows) makes every goroutine wait until
 // all of B is packed and read the halves the others packed. Measured on
-// two Zen 5 cores, sharing B ran n = 1024 at 369 GFLOP/s and n = 2048 at
-// 373-381; blocks of columns at 398 and 392-394, near two independent
-// products side by side (408). It takes at least two of the kernel's
+// two Zen 5 cores, best of 10 runs, the two ways interleaved twice:
+// sharing B ran n = 1024 at 369-372 GFLOP/s and n = 2048 at 373-381;
+// blocks of columns at 398 and 392-394, near two independent products
+// side by side (408). It takes at least two of the kernel's
 // widest blocks a goroutine.
 func (kit *gemmKit[T]) colsInPlace(a mat[T], n, parts int) bool {
 	return kit.inPlace(a) && n >= 2*parts*kit.nb

@@ -42,7 +42,8 @@ func foldCols4F32(acc []float64, x []float32, off, rs int) {
 
 // sumAVX512 returns the float64 sum of n (a positive multiple of 64)
 // float32 elements, with 512-bit registers: twice sumAVX2's conversions
-// a cycle (2 threads on 16M elements: 72 GB/s with sumAVX2).
+// an instruction (go test -bench Workloads/sum, against sumAVX2 alone,
+// one run each: 16M elements 59 -> 81 GB/s, 1M 82 -> 114).
 //
 //go:noescape
 func sumAVX512(x *float32, n int) float64

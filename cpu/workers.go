@@ -23,11 +23,11 @@ import (
 // runtime has woken a thread and the OS has run it: about 100 µs under
 // load (median of 300 starts), as long as a whole 256×256 product takes
 // on two cores; a 10 µs time.Sleep before a 512×512 product made the pair
-// take 619 µs on average against 423 µs without. A kernel that follows
-// another within workerSpin (a training step's products and elementwise
-// ops) finds its helper running, and one that finds it asleep loses
-// nothing but the helper's share: the caller takes the units the helper
-// has not.
+// take 619 µs on average against 423 µs without (300 pairs each, one run).
+// A kernel that follows another within workerSpin (a training step's
+// products and elementwise ops) finds its helper running, and one that
+// finds it asleep loses nothing but the helper's share: the caller takes
+// the units the helper has not.
 func runUnits(workers, total int, unit func(u int)) {
 	workers = min(workers, total)
 	if workers <= 1 {
@@ -49,13 +49,13 @@ func runUnits(workers, total int, unit func(u int)) {
 	}
 }
 
-// workerSpinFor is how long a helper keeps looking for the next product
-// after its last unit before it sleeps.
+// workerSpinFor is how long a helper keeps looking for the next job after
+// its last unit before it sleeps.
 const workerSpinFor = 100 * time.Microsecond
 
 // workerSpin is workerSpinFor in nanoseconds, which the benchmarks and tests
-// change (0: a helper sleeps at once, and every product wakes it) while
-// the helpers read it.
+// change (0: a helper sleeps at once, and every job wakes it) while the
+// helpers read it.
 var workerSpin = func() *atomic.Int64 {
 	var v atomic.Int64
 	v.Store(int64(workerSpinFor))

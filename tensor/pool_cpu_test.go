@@ -1,6 +1,9 @@
 package tensor
 
-import "testing"
+import (
+	"sync"
+	"testing"
+)
 
 // TestCPUPoolEvictsLeastRecentlyUsed fills a small pool with buffers of
 // one size class, uses another class, and checks that releasing buffers
@@ -46,6 +49,42 @@ func TestCPUPoolEvictsLeastRecentlyUsed(t *testing.T) {
 		t.Errorf("a get of the cached class did not take a cached buffer")
 	}
 	p.put(got)
+	p.emptyCache()
+	if d := cpuMem.reserved.Load() - reserved; d != 0 {
+		t.Errorf("the budget holds %d bytes more than before the test, want 0", d)
+	}
+}
+
+// TestCPUPoolConcurrentEviction runs goroutines that take and release
+// buffers of several classes from a small pool at once, so that puts
+// evict while others get: the pool must stay under its limit and give
+// the budget back every byte (run with -race).
+func TestCPUPoolConcurrentEviction(t *testing.T) {
+	p := &slicePool{limit: 1 << 20}
+	reserved := cpuMem.reserved.Load()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				n := 1 << (12 + (g+i)%6) // 4 Ki to 128 Ki floats
+				b, err := p.get(Float32, n)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				p.put(b)
+			}
+		}()
+	}
+	wg.Wait()
+	p.mu.Lock()
+	cached := p.cached
+	p.mu.Unlock()
+	if cached > 1<<20 {
+		t.Errorf("cached %d bytes, over the %d limit", cached, 1<<20)
+	}
 	p.emptyCache()
 	if d := cpuMem.reserved.Load() - reserved; d != 0 {
 		t.Errorf("the budget holds %d bytes more than before the test, want 0", d)
