@@ -97,6 +97,7 @@ func ArgReduceRuns[T Number](better func(v, best T) bool, runs func(best []T, at
 
 // ArgMaxRuns is the runs of ArgReduceRuns for torch's max: row[i]
 // replaces best[i] when it is greater, or a NaN where best[i] is not.
+// at and row hold at least len(best) values; it panics if they do not.
 func ArgMaxRuns[T Number](best []T, at []int32, row []T, k int32) {
 	if b, ok := any(best).([]float32); ok {
 		argRunsF32(b, at, any(row).([]float32), k, true)
@@ -127,11 +128,11 @@ func ArgMinRuns[T Number](best []T, at []int32, row []T, k int32) {
 
 // argRunsF32 is ArgMaxRuns (isMax) or ArgMinRuns for float32 without a
 // branch per element, whose outcome random data cannot predict: the
-// AVX-512 loops where the CPU has them (argZ), else Go that compares
+// AVX-512 loops where the CPU has them (vecZ), else Go that compares
 // order keys (orderKeyF32) and selects with masks.
 func argRunsF32(best []float32, at []int32, row []float32, k int32, isMax bool) {
-	if argZ && len(best) > 0 {
-		at, row = at[:len(best)], row[:len(best)]
+	at, row = at[:len(best)], row[:len(best)] // the loops below read and write through pointers
+	if vecZ && len(best) > 0 {
 		if isMax {
 			argMaxRunsZ(&best[0], &at[0], &row[0], len(best), k)
 		} else {
@@ -141,7 +142,6 @@ func argRunsF32(best []float32, at []int32, row []float32, k int32, isMax bool) 
 	}
 	bb := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(best))), len(best))
 	rb := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(row))), len(best))
-	at = at[:len(best)]
 	nan, sign := int64(math.MaxInt32), int64(1)
 	if !isMax {
 		nan, sign = math.MinInt32, -1

@@ -14,9 +14,9 @@ import (
 // strided outputs and to none: float32 (the AVX-512 loops where the CPU
 // has them, and the branch-free Go), float64 and int32.
 func TestArgReduceRuns(t *testing.T) {
-	defer func(z bool) { argZ = z }(argZ)
-	for _, z := range []bool{argZ, false} {
-		argZ = z
+	defer func(z bool) { vecZ = z }(vecZ)
+	for _, z := range []bool{vecZ, false} {
+		vecZ = z
 		t.Run(fmt.Sprintf("float32/vector_loops_%v", z), func(t *testing.T) {
 			checkArgRuns(t, func(v float64) float32 { return float32(v) }, func(v float32) uint64 { return uint64(math.Float32bits(v)) })
 		})

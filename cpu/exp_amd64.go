@@ -30,6 +30,13 @@ func expSubAVX2(dst, x *float32, n int, m float32, store int) float64
 //go:noescape
 func maxAVX2(x *float32, n int) float32
 
+// minAVX2 returns the smallest of n (a positive multiple of 8) elements,
+// or NaN when one is NaN: maxAVX2's mirror, for the min reduction of
+// reduce_amd64.go (it needs AVX only).
+//
+//go:noescape
+func minAVX2(x *float32, n int) float32
+
 // scaleAVX2 multiplies n (a positive multiple of 8) elements by s.
 //
 //go:noescape

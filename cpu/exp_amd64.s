@@ -4,7 +4,8 @@
 
 #include "textflag.h"
 
-// Vector float32 kernels for softmax and exp, for AVX2 and FMA with 8
+// Vector float32 kernels for softmax and exp (and minAVX2, maxAVX2's
+// mirror, for the min reduction of reduce_amd64.go), for AVX2 and FMA with 8
 // lanes per YMM register (the …AVX2 functions) and for AVX-512 with 16
 // lanes per ZMM register (the …AVX512 ones). Every kernel takes a count n
 // that is a positive multiple of its lane count; the Go wrappers in
@@ -278,6 +279,47 @@ loop:
 	ADDQ         $32, SI
 	SUBQ         $8, CX
 	JNZ          loop
+	VZEROUPPER
+	RET
+
+// func minAVX2(x *float32, n int) float32
+//
+// Returns the smallest x_i, or NaN when any x_i is NaN.
+TEXT ·minAVX2(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VMOVUPS      (SI), Y0
+	VCMPPS       $3, Y0, Y0, Y1 // unordered: NaN lanes
+	ADDQ         $32, SI
+	SUBQ         $8, CX
+	JZ           reduce
+
+loop:
+	VMOVUPS      (SI), Y2
+	VMINPS       Y2, Y0, Y0
+	VCMPPS       $3, Y2, Y2, Y3
+	VORPS        Y3, Y1, Y1
+	ADDQ         $32, SI
+	SUBQ         $8, CX
+	JNZ          loop
+
+reduce:
+	VMOVMSKPS    Y1, AX
+	TESTL        AX, AX
+	JNZ          nan
+	VEXTRACTF128 $1, Y0, X2
+	VMINPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X2
+	VMINPS       X2, X0, X0
+	VMOVSHDUP    X0, X2
+	VMINPS       X2, X0, X0
+	VMOVSS       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+nan:
+	MOVL         $0x7fc00000, AX
+	MOVL         AX, ret+16(FP)
 	VZEROUPPER
 	RET
 

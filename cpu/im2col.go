@@ -132,14 +132,17 @@ func copyRun[T Float](dst, src []T, step int) {
 
 // addBlock adds the rows×n block of src, whose rows are srs values apart
 // and elements ss apart, to the block of dst with rows drs apart and
-// elements ds apart; rows, n > 0. Contiguous float32 rows go to the
-// AVX-512 loop where the CPU has it (foldZ), the sums the same bit for
+// elements ds apart; rows, n > 0. Contiguous float32 rows go to AddVec's
+// AVX-512 loop (addZ) where the CPU has it, the sums the same bit for
 // bit.
 func addBlock[T Float](dst []T, drs, ds int, src []T, srs, ss, rows, n int) {
 	if ds == 1 && ss == 1 {
-		dst, src = dst[:(rows-1)*drs+n], src[:(rows-1)*srs+n] // the loop reads and writes through pointers
-		if d, ok := any(dst).([]float32); ok && foldZ {
-			addBlockZ(&d[0], drs, &any(src).([]float32)[0], srs, rows, n)
+		dst, src = dst[:(rows-1)*drs+n], src[:(rows-1)*srs+n] // addZ reads and writes through pointers
+		if zRun[T](n) {
+			for r := range rows {
+				d := p32(dst[r*drs:])
+				addZ(d, d, p32(src[r*srs:]), n)
+			}
 			return
 		}
 		for r := range rows {

@@ -92,9 +92,9 @@ func TestIm2ColReference(t *testing.T) {
 // transpose of (N, OH·OW, C·KH·KW)), fold to the same image as the
 // contiguous one, bit for bit, with and without the vector loop.
 func TestCol2ImStrided(t *testing.T) {
-	defer func(z bool) { foldZ = z }(foldZ)
-	for _, z := range []bool{foldZ, false} {
-		foldZ = z
+	defer func(z bool) { vecZ = z }(vecZ)
+	for _, z := range []bool{vecZ, false} {
+		vecZ = z
 		checkCol2ImStrided(t)
 	}
 }
@@ -119,7 +119,7 @@ func checkCol2ImStrided(t *testing.T) {
 			Col2Im(got, cols, cl, g)
 			for i := range want {
 				if got[i] != want[i] {
-					t.Fatalf("%+v, strides %v, vector loop %v: element %d = %g, want %g", g, cl.Strides, foldZ, i, got[i], want[i])
+					t.Fatalf("%+v, strides %v, vector loop %v: element %d = %g, want %g", g, cl.Strides, vecZ, i, got[i], want[i])
 				}
 			}
 		}

@@ -19,12 +19,6 @@ var reduceAsm = xcpu.X86.HasAVX2
 //go:noescape
 func sumAVX2(x *float32, n int) float64
 
-// minAVX2 returns the smallest of n (a positive multiple of 8) elements,
-// or NaN when one is NaN.
-//
-//go:noescape
-func minAVX2(x *float32, n int) float32
-
 // foldCols4AVX2 adds the float64 sums of four rows, column by column,
 // to acc (n columns, a positive multiple of 4; see reduce_amd64.s).
 //

@@ -77,49 +77,6 @@ combine:
 	VZEROUPPER
 	RET
 
-// func minAVX2(x *float32, n int) float32
-//
-// The mirror of maxAVX2 (exp_amd64.s): a running VMINPS with the NaN
-// lanes collected apart, since VMINPS does not propagate NaN from both
-// operands.
-TEXT ·minAVX2(SB), NOSPLIT, $0-20
-	MOVQ    x+0(FP), SI
-	MOVQ    n+8(FP), CX
-	VMOVUPS (SI), Y0
-	VCMPPS  $3, Y0, Y0, Y1 // unordered: NaN lanes
-	ADDQ    $32, SI
-	SUBQ    $8, CX
-	JZ      reduce
-
-loop:
-	VMOVUPS (SI), Y2
-	VMINPS  Y2, Y0, Y0
-	VCMPPS  $3, Y2, Y2, Y3
-	VORPS   Y3, Y1, Y1
-	ADDQ    $32, SI
-	SUBQ    $8, CX
-	JNZ     loop
-
-reduce:
-	VMOVMSKPS    Y1, AX
-	TESTL        AX, AX
-	JNZ          nan
-	VEXTRACTF128 $1, Y0, X2
-	VMINPS       X2, X0, X0
-	VMOVHLPS     X0, X0, X2
-	VMINPS       X2, X0, X0
-	VMOVSHDUP    X0, X2
-	VMINPS       X2, X0, X0
-	VMOVSS       X0, ret+16(FP)
-	VZEROUPPER
-	RET
-
-nan:
-	MOVL $0x7fc00000, AX
-	MOVL AX, ret+16(FP)
-	VZEROUPPER
-	RET
-
 // func foldCols4AVX2(acc *float64, x *float32, rs, n int)
 //
 // Adds to acc[j], for j < n (a positive multiple of 4), the float64 sum

@@ -92,3 +92,12 @@ func gtZ(dst *uint8, x, y *float32, n int)
 
 //go:noescape
 func geZ(dst *uint8, x, y *float32, n int)
+
+// argMaxRunsZ and argMinRunsZ are ArgMaxRuns and ArgMinRuns (argreduce.go)
+// for n ≥ 0 float32 lanes.
+//
+//go:noescape
+func argMaxRunsZ(best *float32, at *int32, row *float32, n int, k int32)
+
+//go:noescape
+func argMinRunsZ(best *float32, at *int32, row *float32, n int, k int32)

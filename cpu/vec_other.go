@@ -34,3 +34,9 @@ func ltZ(dst *uint8, x, y *float32, n int)               { panic("cpu: no vector
 func leZ(dst *uint8, x, y *float32, n int)               { panic("cpu: no vector loops") }
 func gtZ(dst *uint8, x, y *float32, n int)               { panic("cpu: no vector loops") }
 func geZ(dst *uint8, x, y *float32, n int)               { panic("cpu: no vector loops") }
+func argMaxRunsZ(best *float32, at *int32, row *float32, n int, k int32) {
+	panic("cpu: no vector loops")
+}
+func argMinRunsZ(best *float32, at *int32, row *float32, n int, k int32) {
+	panic("cpu: no vector loops")
+}
