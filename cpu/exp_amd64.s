@@ -282,6 +282,78 @@ loop:
 	VZEROUPPER
 	RET
 
+// func sumAVX2(x *float32, n int) float64
+//
+// Converts 4-lane parts to float64 (VCVTPS2PD) and adds them into eight
+// independent float64 accumulators, 32 elements per iteration (a run of 8
+// goes to the first two; n is a positive multiple of 8), then combines the
+// accumulators in a fixed tree: ((0+1)+(2+3)) + ((4+5)+(6+7)), then the
+// halves of the result down to its last two lanes.
+TEXT ·sumAVX2(SB), NOSPLIT, $0-24
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VXORPD       Y0, Y0, Y0
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	VXORPD       Y3, Y3, Y3
+	VXORPD       Y4, Y4, Y4
+	VXORPD       Y5, Y5, Y5
+	VXORPD       Y6, Y6, Y6
+	VXORPD       Y7, Y7, Y7
+	CMPQ         CX, $32
+	JB           tail
+
+loop32:
+	VCVTPS2PD    0(SI), Y8
+	VCVTPS2PD    16(SI), Y9
+	VCVTPS2PD    32(SI), Y10
+	VCVTPS2PD    48(SI), Y11
+	VCVTPS2PD    64(SI), Y12
+	VCVTPS2PD    80(SI), Y13
+	VCVTPS2PD    96(SI), Y14
+	VCVTPS2PD    112(SI), Y15
+	VADDPD       Y8, Y0, Y0
+	VADDPD       Y9, Y1, Y1
+	VADDPD       Y10, Y2, Y2
+	VADDPD       Y11, Y3, Y3
+	VADDPD       Y12, Y4, Y4
+	VADDPD       Y13, Y5, Y5
+	VADDPD       Y14, Y6, Y6
+	VADDPD       Y15, Y7, Y7
+	ADDQ         $128, SI
+	SUBQ         $32, CX
+	CMPQ         CX, $32
+	JAE          loop32
+
+tail:
+	TESTQ        CX, CX
+	JZ           combine
+
+loop8:
+	VCVTPS2PD    0(SI), Y8
+	VCVTPS2PD    16(SI), Y9
+	VADDPD       Y8, Y0, Y0
+	VADDPD       Y9, Y1, Y1
+	ADDQ         $32, SI
+	SUBQ         $8, CX
+	JNZ          loop8
+
+combine:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y5, Y4, Y4
+	VADDPD       Y7, Y6, Y6
+	VADDPD       Y2, Y0, Y0
+	VADDPD       Y6, Y4, Y4
+	VADDPD       Y4, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VUNPCKHPD    X0, X0, X1
+	VADDSD       X1, X0, X0
+	VMOVSD       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
 // func minAVX2(x *float32, n int) float32
 //
 // Returns the smallest x_i, or NaN when any x_i is NaN.
@@ -521,5 +593,79 @@ loop:
 	ADDQ         $64, SI
 	SUBQ         $16, CX
 	JNZ          loop
+	VZEROUPPER
+	RET
+
+// func sumAVX512(x *float32, n int) float64
+//
+// Converts 8-lane parts to float64 (VCVTPS2PD) and adds them into eight
+// independent float64 accumulators, 64 elements per iteration (a run of 16
+// goes to the first two; n is a positive multiple of 16), then combines
+// the accumulators in a fixed tree: ((0+1)+(2+3)) + ((4+5)+(6+7)), then
+// the halves of the result down to its last two lanes.
+TEXT ·sumAVX512(SB), NOSPLIT, $0-24
+	MOVQ          x+0(FP), SI
+	MOVQ          n+8(FP), CX
+	VPXORQ        Z0, Z0, Z0
+	VPXORQ        Z1, Z1, Z1
+	VPXORQ        Z2, Z2, Z2
+	VPXORQ        Z3, Z3, Z3
+	VPXORQ        Z4, Z4, Z4
+	VPXORQ        Z5, Z5, Z5
+	VPXORQ        Z6, Z6, Z6
+	VPXORQ        Z7, Z7, Z7
+	CMPQ          CX, $64
+	JB            tail
+
+loop64:
+	VCVTPS2PD     0(SI), Z8
+	VCVTPS2PD     32(SI), Z9
+	VCVTPS2PD     64(SI), Z10
+	VCVTPS2PD     96(SI), Z11
+	VCVTPS2PD     128(SI), Z12
+	VCVTPS2PD     160(SI), Z13
+	VCVTPS2PD     192(SI), Z14
+	VCVTPS2PD     224(SI), Z15
+	VADDPD        Z8, Z0, Z0
+	VADDPD        Z9, Z1, Z1
+	VADDPD        Z10, Z2, Z2
+	VADDPD        Z11, Z3, Z3
+	VADDPD        Z12, Z4, Z4
+	VADDPD        Z13, Z5, Z5
+	VADDPD        Z14, Z6, Z6
+	VADDPD        Z15, Z7, Z7
+	ADDQ          $256, SI
+	SUBQ          $64, CX
+	CMPQ          CX, $64
+	JAE           loop64
+
+tail:
+	TESTQ         CX, CX
+	JZ            combine
+
+loop16:
+	VCVTPS2PD     0(SI), Z8
+	VCVTPS2PD     32(SI), Z9
+	VADDPD        Z8, Z0, Z0
+	VADDPD        Z9, Z1, Z1
+	ADDQ          $64, SI
+	SUBQ          $16, CX
+	JNZ           loop16
+
+combine:
+	VADDPD        Z1, Z0, Z0
+	VADDPD        Z3, Z2, Z2
+	VADDPD        Z5, Z4, Z4
+	VADDPD        Z7, Z6, Z6
+	VADDPD        Z2, Z0, Z0
+	VADDPD        Z6, Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPD        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPD        X1, X0, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, ret+16(FP)
 	VZEROUPPER
 	RET

@@ -1,6 +1,7 @@
 """Writes cpu/exp_amd64.s, the float32 exp and softmax kernels of
 cpu/exp_amd64.go (and minAVX2, the mirror of softmax's maxAVX2 that
-cpu/reduce_amd64.go's min reduction runs), for AVX2 (8 lanes a YMM register) and AVX-512 (16 lanes
+cpu/reduce_amd64.go's min reduction runs, and that file's float64 sums
+sumAVX2 and sumAVX512), for AVX2 (8 lanes a YMM register) and AVX-512 (16 lanes
 a ZMM register). Both widths run one algorithm with one loop shape, so
 they are instantiated here from one template per kernel, an ISA table
 naming what differs (registers, how a constant is read, the NaN mask,
@@ -415,6 +416,36 @@ def sub_fn():
     return text('subAVX2', '0-40', doc, lines)
 
 
+def sum_fn(I):
+    """sum{I.name}: the float64 sum of float32 values (a reduction's, not
+    softmax's). Each register holds half a vector's lanes as float64."""
+    v, L = I.v, I.lanes
+    half = L // 2  # float64 lanes a register, float32 values a conversion
+    step = 8 * half  # values an iteration: eight conversions
+    doc = comment(f'''func sum{I.name}(x *float32, n int) float64''') + '//\n' + comment(
+        f'''Converts {half}-lane parts to float64 (VCVTPS2PD) and adds them into
+        eight independent float64 accumulators, {step} elements per iteration (a
+        run of {L} goes to the first two; n is a positive multiple of {L}), then
+        combines the accumulators in a fixed tree: ((0+1)+(2+3)) +
+        ((4+5)+(6+7)), then the halves of the result down to its last two
+        lanes.''')
+    lines = ['MOVQ x+0(FP), SI', 'MOVQ n+8(FP), CX']
+    lines += [I.zero(v(r)) for r in range(8)]
+    lines += [f'CMPQ CX, ${step}', 'JB tail', f'loop{step}:']
+    lines += [f'VCVTPS2PD {4 * half * r}(SI), {v(8 + r)}' for r in range(8)]
+    lines += [f'VADDPD {v(8 + r)}, {v(r)}, {v(r)}' for r in range(8)]
+    lines += [f'ADDQ ${4 * step}, SI', f'SUBQ ${step}, CX', f'CMPQ CX, ${step}', f'JAE loop{step}',
+              'tail:', 'TESTQ CX, CX', 'JZ combine', f'loop{L}:',
+              f'VCVTPS2PD 0(SI), {v(8)}', f'VCVTPS2PD {4 * half}(SI), {v(9)}',
+              f'VADDPD {v(8)}, {v(0)}, {v(0)}', f'VADDPD {v(9)}, {v(1)}, {v(1)}',
+              f'ADDQ ${4 * L}, SI', f'SUBQ ${L}, CX', f'JNZ loop{L}', 'combine:']
+    lines += [f'VADDPD {v(a + 1)}, {v(a)}, {v(a)}' for a in (0, 2, 4, 6)]
+    lines += [f'VADDPD {v(2)}, {v(0)}, {v(0)}', f'VADDPD {v(6)}, {v(4)}, {v(4)}', f'VADDPD {v(4)}, {v(0)}, {v(0)}']
+    lines += halve(I, 'VADDPD', 0, 1, True)
+    lines += ['VUNPCKHPD X0, X0, X1', 'VADDSD X1, X0, X0', 'VMOVSD X0, ret+16(FP)'] + RETURN
+    return text(f'sum{I.name}', '0-24', doc, lines)
+
+
 def constants():
     out = []
     for i, (name, _, what) in enumerate(CONSTANTS):
@@ -430,7 +461,7 @@ def constants():
 def main():
     parts = [HEADER, constants()]
     for I in (AVX2, AVX512):
-        parts += [expsub(I), accum(I), expsub_fn(I), max_fn(I), scale_fn(I)]
+        parts += [expsub(I), accum(I), expsub_fn(I), max_fn(I), scale_fn(I), sum_fn(I)]
         if I is AVX2:
             parts += [max_fn(I, 'min'), sub_fn()]
     open(sys.argv[1], 'w').write('\n'.join(parts))
