@@ -122,3 +122,26 @@ func BenchmarkGemmDirect(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGemmDirectB compares a row-major B read in place with B
+// packed, on two goroutines: the MLP step's products whose B is
+// row-major (784-512-512-10, batch 256: the weight gradients dyᵀ·h and
+// the input gradient dy·W), squares, and the shapes that inPlaceB leaves
+// packed (4 KiB row strides, panels spanning more than 1 MiB).
+func BenchmarkGemmDirectB(b *testing.B) {
+	for _, s := range []struct {
+		m, n, k int
+		ak, bk  string
+	}{
+		{512, 512, 256, gCol, gRow}, {256, 512, 512, gRow, gRow}, {512, 784, 256, gCol, gRow},
+		{256, 256, 256, gRow, gRow}, {512, 512, 512, gRow, gRow}, {768, 768, 768, gRow, gRow},
+		{1024, 1024, 1024, gRow, gRow}, {1024, 1024, 1024, gRow, gPad}, {512, 1024, 256, gRow, gRow},
+	} {
+		b.Run(fmt.Sprintf("%dx%dx%d-%s", s.m, s.n, s.k, s.bk), func(b *testing.B) {
+			abGemm(b, 2, s.m, s.n, s.k, s.ak, s.bk, []gemmVariant{
+				{"packed", setVar(&gemmDirectB, false)},
+				{"direct", setVar(&gemmDirectB, true)},
+			})
+		})
+	}
+}

@@ -14,7 +14,8 @@ import (
 // taken in steps of at most kc; for each, a kc×nc block of B is packed
 // into panels of one register's width of columns (packB: 16 float32 or 8
 // float64 values) and an mc×kc block of A into panels of gemmMR rows
-// (packA), unless the AVX-512 kernels read a row-major A in place; every
+// (packA), unless the AVX-512 kernels read a row-major A, or a row-major
+// B of a product too small to repay its packing, in place; every
 // block of C is computed by an assembly micro-kernel, stored on the first
 // K step and added on the others.
 //
@@ -253,12 +254,17 @@ func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 	items := rows.count
 	shared := kit.bufs.get()
 	defer kit.bufs.put(shared)
+	directB := kit.inPlaceB(b, k, n)
 	for jc := 0; jc < n; jc += ncs {
 		nc := min(ncs, n-jc)
 		np := (nc + nr - 1) / nr
-		bp := aligned(&shared.b, np*nr*k)
-		groups := (np + gemmPackPanels - 1) / gemmPackPanels
-		packs := kb * groups
+		var bp []T
+		groups, packs := 0, 0
+		if !directB {
+			bp = aligned(&shared.b, np*nr*k)
+			groups = (np + gemmPackPanels - 1) / gemmPackPanels
+			packs = kb * groups
+		}
 		var packed atomic.Int64
 		runUnits(parts, packs+items, func(u int) {
 			if u < packs { // pack panels of one K step of B
@@ -287,7 +293,11 @@ func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 					kit.packA(ap, a.at(i0, pc), mc, kc)
 					blk = packedA(ap, kc)
 				}
-				kit.macro(mc, nc, kc, blk, bp[pc*np*nr:], c.at(i0, jc), pc > 0)
+				blkB := inPlaceB(b.at(pc, jc), nr)
+				if !directB {
+					blkB = packedB(bp[pc*np*nr:], nr, kc)
+				}
+				kit.macro(mc, nc, kc, blk, blkB, c.at(i0, jc), pc > 0)
 			}
 		})
 	}
@@ -304,7 +314,7 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 	mcs := steps(m, max(mr, sharedValues[T]()/k), mr)
 	shared := kit.bufs.get()
 	defer kit.bufs.put(shared)
-	direct := kit.inPlace(a)
+	direct, directB := kit.inPlace(a), kit.inPlaceB(b, k, n)
 	per := gemmUnitsPerWorker
 	if direct {
 		per = gemmColsPerWorker
@@ -337,17 +347,24 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 			nc := j1 - j0
 			bufs := kit.bufs.get()
 			defer kit.bufs.put(bufs)
-			bp := aligned(&bufs.b, (nc+nr-1)/nr*nr*kcs)
+			var bp []T
+			if !directB {
+				bp = aligned(&bufs.b, (nc+nr-1)/nr*nr*kcs)
+			}
 			edge := aligned(&bufs.edge, mr*kcs)
 			for pc := 0; pc < k; pc += kcs {
 				kc := min(kcs, k-pc)
-				kit.packB(bp, b.at(pc, j0), kc, nc)
+				blkB := inPlaceB(b.at(pc, j0), nr)
+				if !directB {
+					kit.packB(bp, b.at(pc, j0), kc, nc)
+					blkB = packedB(bp, nr, kc)
+				}
 				for i0 := 0; i0 < mc; i0 += kit.mc {
 					blk := inPlaceA(a.at(ic+i0, pc), edge)
 					if !direct {
 						blk = packedA(ap[pc*np*mr+i0*kc:], kc)
 					}
-					kit.macro(min(kit.mc, mc-i0), nc, kc, blk, bp, c.at(ic+i0, j0), pc > 0)
+					kit.macro(min(kit.mc, mc-i0), nc, kc, blk, blkB, c.at(ic+i0, j0), pc > 0)
 				}
 			}
 		})
@@ -411,11 +428,11 @@ func steps(n, max, unit int) int {
 
 // sgemmMacro computes the mc×nc block c from packed A and B, storing it,
 // or adding it to c when accum is set. c is in range (sgemm checked it).
-func sgemmMacro(mc, nc, kc int, a aPanels[float32], bp []float32, c f32Mat, accum bool) {
-	if !a.packed {
-		panic("cpu: sgemmMacro: A must be packed for the AVX2 kernel")
+func sgemmMacro(mc, nc, kc int, a aPanels[float32], b bPanels[float32], c f32Mat, accum bool) {
+	if !a.packed || !b.packed {
+		panic("cpu: sgemmMacro: A and B must be packed for the AVX2 kernel")
 	}
-	ap := a.data[a.off:]
+	ap, bp := a.data[a.off:], b.data[b.off:]
 	// The kernel reads whole panels through pointers.
 	_ = ap[(mc+gemmMR-1)/gemmMR*gemmMR*kc-1]
 	_ = bp[(nc+gemmNR-1)/gemmNR*gemmNR*kc-1]

@@ -16,15 +16,16 @@ import (
 const (
 	gRow  = "row"  // row-major, contiguous
 	gCol  = "col"  // column-major (a transposed operand)
-	gPad  = "pad"  // row-major with a row stride past the end of the row, at an offset
+	gPad  = "pad"  // row-major with a row stride past the end of the row, at an offset, and room for whole 16-column panels
 	gStep = "step" // both strides stepped (neither rows nor columns contiguous)
 )
 
 var gKinds = []string{gRow, gCol, gPad, gStep}
 
 // gemmMat returns a rows×cols matrix of the given kind in a fresh buffer,
-// which is filled with N(0, 1) values, or with the sentinel where the
-// matrix does not reach when out is set.
+// which is filled with N(0, 1) values and NaN where the matrix does not
+// reach (no product may read them into C), or, when out is set, with the
+// sentinel.
 func gemmMat(r *rand.Rand, rows, cols int, kind string, out bool) f32Mat {
 	return gemmMatT[float32](r, rows, cols, kind, out)
 }
@@ -38,18 +39,29 @@ func gemmMatT[T Float](r *rand.Rand, rows, cols int, kind string, out bool) mat[
 	case gCol:
 		v = mat[T]{rs: 1, cs: rows}
 	case gPad:
-		v = mat[T]{off: 3, rs: cols + 5, cs: 1}
+		v = mat[T]{off: 3, rs: cols + 21, cs: 1}
 	case gStep:
 		v = mat[T]{off: 1, rs: 2 * cols, cs: 2}
 	default:
 		panic(kind)
 	}
-	v.data = make([]T, v.off+(rows-1)*v.rs+(cols-1)*v.cs+1+2)
+	extra := 2
+	if kind == gPad {
+		extra = 18 // the last row's whole panels: B is read in place
+	}
+	v.data = make([]T, v.off+(rows-1)*v.rs+(cols-1)*v.cs+1+extra)
 	for i := range v.data {
 		if out {
 			v.data[i] = sentinel[T]()
 		} else {
-			v.data[i] = T(r.NormFloat64())
+			v.data[i] = T(math.NaN())
+		}
+	}
+	if !out {
+		for i := range rows {
+			for j := range cols {
+				v.data[v.off+i*v.rs+j*v.cs] = T(r.NormFloat64())
+			}
 		}
 	}
 	return v
@@ -418,6 +430,12 @@ func TestSgemmKitFollowsBlocking(t *testing.T) {
 		t.Fatalf("dgemmKit().direct = %v after gemmDirectA was set to %v", k.direct, gemmDirectA)
 	}
 	gemmDirectA = !gemmDirectA
+	defer func(direct bool) { gemmDirectB = direct }(gemmDirectB)
+	gemmDirectB = !gemmDirectB
+	if k, kd := sgemmKit(), dgemmKit(); k.directB != gemmDirectB || kd.directB != gemmDirectB {
+		t.Fatalf("kits' directB = %v, %v after gemmDirectB was set to %v", k.directB, kd.directB, gemmDirectB)
+	}
+	gemmDirectB = !gemmDirectB
 	defer func(kc int) { dgemmKC = kc }(dgemmKC)
 	dgemmKC /= 2
 	if k := dgemmKit(); k.kc != dgemmKC {

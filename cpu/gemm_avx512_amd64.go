@@ -33,6 +33,11 @@ func sgemmBlocks() (kc, mc int) {
 // place rather than packed (see gemmKit); a variable for the tests.
 var gemmDirectA = true
 
+// gemmDirectB reports whether the AVX-512 kernels read a row-major B in
+// place rather than packed (see gemmKit.inPlaceB); a variable for the
+// tests.
+var gemmDirectB = true
+
 // gemmNRZ is the columns of the AVX-512 kernels' widest block: four
 // packed B panels of gemmNR columns side by side.
 const gemmNRZ = 4 * gemmNR
@@ -85,31 +90,35 @@ var (
 )
 
 // sgemmMacroZ is sgemmMacro with the AVX-512 kernels.
-func sgemmMacroZ(mc, nc, kc int, a aPanels[float32], bp []float32, c f32Mat, accum bool) {
-	macroZ(&sgemmKernelsZ, gemmNR, mc, nc, kc, a, bp, c, accum)
+func sgemmMacroZ(mc, nc, kc int, a aPanels[float32], b bPanels[float32], c f32Mat, accum bool) {
+	macroZ(&sgemmKernelsZ, gemmNR, mc, nc, kc, a, b, c, accum)
 }
 
 // dgemmMacroZ is the float64 macro-kernel.
-func dgemmMacroZ(mc, nc, kc int, a aPanels[float64], bp []float64, c mat[float64], accum bool) {
-	macroZ(&dgemmKernelsZ, dgemmNR, mc, nc, kc, a, bp, c, accum)
+func dgemmMacroZ(mc, nc, kc int, a aPanels[float64], b bPanels[float64], c mat[float64], accum bool) {
+	macroZ(&dgemmKernelsZ, dgemmNR, mc, nc, kc, a, b, c, accum)
 }
 
 // macroZ computes the mc×nc block c from A's panels (packed, or rows in
-// place) and packed B (panels of lanes columns), storing it, or adding it
+// place) and B's panels of lanes columns (packed, or rows in place),
+// storing it, or adding it
 // to c when accum is set, in blocks of 6×(4·lanes): the edges with
 // narrower kernels and masked stores, straight into c when its rows are
 // contiguous, else through a temporary. The kernels read six rows of A
 // whatever the block's height, so a last block of fewer rows in place is
-// packed first. c is in range (gemm checked it).
-func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], bp []T, c mat[T], accum bool) {
+// packed first. c is in range (gemm checked it), and so is B in place,
+// whole panels included (gemmKit.inPlaceB).
+func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], b bPanels[T], c mat[T], accum bool) {
 	// The kernel reads whole panels through pointers.
 	a.check(mc, kc)
-	_ = bp[(nc+lanes-1)/lanes*lanes*kc-1]
+	if b.packed {
+		_ = b.data[b.off+(nc+lanes-1)/lanes*b.step-1]
+	}
 	acc := 0
 	if accum {
 		acc = 1
 	}
-	bs, wide := lanes*kc, 4*lanes
+	wide := 4 * lanes
 	var tile []T // for a C whose columns are not contiguous; made when needed (the kernels' pointer would move an array to the heap on every call)
 	var edge []T // the last, short panel of rows in place, packed
 	for jr := 0; jr < nc; jr += wide {
@@ -118,7 +127,7 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 		last := nr - (w-1)*lanes
 		mask := uint16(1)<<last - 1
 		kern := kerns[w-1]
-		bpan := &bp[jr*kc]
+		bpan := &b.data[b.off+jr/lanes*b.step]
 		for ir := 0; ir < mc; ir += gemmMR {
 			mr := min(gemmMR, mc-ir)
 			apan, ars, acs := &a.data[a.off+ir/gemmMR*a.step], a.rs, a.cs
@@ -133,13 +142,13 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 				apan, ars, acs = &edge[0], 1, gemmMR
 			}
 			if c.cs == 1 {
-				kern(kc, apan, ars, acs, bpan, bs, lanes, &c.data[c.off+ir*c.rs+jr], c.rs, acc, mr, mask)
+				kern(kc, apan, ars, acs, bpan, b.step, b.rs, &c.data[c.off+ir*c.rs+jr], c.rs, acc, mr, mask)
 				continue
 			}
 			if tile == nil {
 				tile = make([]T, gemmMR*gemmNRZ)
 			}
-			kern(kc, apan, ars, acs, bpan, bs, lanes, &tile[0], wide, 0, gemmMR, 0xFFFF)
+			kern(kc, apan, ars, acs, bpan, b.step, b.rs, &tile[0], wide, 0, gemmMR, 0xFFFF)
 			storeTile(c.at(ir, jr), tile, wide, mr, nr, accum)
 		}
 	}

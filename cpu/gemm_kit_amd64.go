@@ -5,6 +5,7 @@ package cpu
 import (
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // A gemmKit is one element type's GEMM: the micro-kernel's block (mr rows
@@ -20,9 +21,10 @@ type gemmKit[T Float] struct {
 	mr, nr, nb int
 	kc, mc     int
 	direct     bool
+	directB    bool
 	packA      func(dst []T, a mat[T], mc, kc int)
 	packB      func(dst []T, b mat[T], kc, nc int)
-	macro      func(mc, nc, kc int, a aPanels[T], bp []T, c mat[T], accum bool)
+	macro      func(mc, nc, kc int, a aPanels[T], b bPanels[T], c mat[T], accum bool)
 	gemv       func(m, k int, a, b, c mat[T]) bool // products with one column, when it takes them; or nil
 	outer      func(m, n int, a, b, c mat[T]) bool // products with K = 1, when it takes them; or nil
 	bufs       *gemmCache[T]
@@ -30,6 +32,33 @@ type gemmKit[T Float] struct {
 
 // inPlace reports whether the kernels read a in place.
 func (kit *gemmKit[T]) inPlace(a mat[T]) bool { return kit.direct && (a.cs == 1 || a.rs == 1) }
+
+// inPlaceB reports whether the kernels read the k×n matrix b in place
+// rather than packed: with directB set, when b is row-major, its data
+// reaches past the last row's whole panels, which the kernels load whole
+// (the columns past n only reach columns of C that the masked stores
+// leave alone), and a panel's kc rows span at most gemmDirectBSpan bytes
+// at a row stride that is not a multiple of 4 KiB.
+//
+// Packing B costs a pass over it for every product, which a product of
+// few rows does not repay: on two Zen 5 cores, one run of 20 interleaved
+// rounds (go test -bench GemmDirectB), in place against packed,
+// 256×256×256 338 against 310 GFLOP/s, 512×512×512 363 against 348, the
+// MLP step's 512×512×256 306 against 292 and 256×512×512 307 against
+// 298. Wider spans and 4 KiB strides are slower in place (the rows of a
+// panel fall on more pages and fewer cache sets): 1024×1024×1024 353
+// against 401, with a padded stride 390 against 400, and 512×1024×256
+// 319 against 341.
+func (kit *gemmKit[T]) inPlaceB(b mat[T], k, n int) bool {
+	size := int(unsafe.Sizeof(T(0)))
+	return kit.directB && b.cs == 1 && b.rs >= 0 && b.rs*size%4096 != 0 &&
+		steps(k, kit.kc, 1)*b.rs*size <= gemmDirectBSpan &&
+		b.off+(k-1)*b.rs+(n+kit.nr-1)/kit.nr*kit.nr <= len(b.data)
+}
+
+// gemmDirectBSpan is the most bytes that the kc rows of a panel of B read
+// in place may span (see inPlaceB).
+const gemmDirectBSpan = 1 << 20
 
 var (
 	sgemmBufs gemmCache[float32]
@@ -84,7 +113,7 @@ func sgemmKit() *gemmKit[float32] {
 	if !sgemmAVX512 {
 		return sgemmKit2
 	}
-	if k := sgemmKitZ; k.kc != gemmKCZ || k.mc != gemmMCZ || k.direct != gemmDirectA {
+	if k := sgemmKitZ; k.kc != gemmKCZ || k.mc != gemmMCZ || k.direct != gemmDirectA || k.directB != gemmDirectB {
 		return newSgemmKitZ()
 	}
 	return sgemmKitZ
@@ -98,7 +127,7 @@ var (
 
 // newSgemmKitZ returns the AVX-512 float32 kit with the blocking set now.
 func newSgemmKitZ() *gemmKit[float32] {
-	return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ, direct: gemmDirectA,
+	return &gemmKit[float32]{mr: gemmMR, nr: gemmNR, nb: gemmNRZ, kc: gemmKCZ, mc: gemmMCZ, direct: gemmDirectA, directB: gemmDirectB,
 		packA: packA, packB: packB, macro: sgemmMacroZ, gemv: sgemv, outer: souter, bufs: &sgemmBufs}
 }
 
@@ -106,7 +135,7 @@ func newSgemmKitZ() *gemmKit[float32] {
 // built once, as sgemmKit's, and afresh only while a benchmark has
 // changed the blocking (dgemmKC, dgemmMC, gemmDirectA).
 func dgemmKit() *gemmKit[float64] {
-	if k := dgemmKitZ; k.kc != dgemmKC || k.mc != dgemmMC || k.direct != gemmDirectA {
+	if k := dgemmKitZ; k.kc != dgemmKC || k.mc != dgemmMC || k.direct != gemmDirectA || k.directB != gemmDirectB {
 		return newDgemmKit()
 	}
 	return dgemmKitZ
@@ -116,6 +145,6 @@ var dgemmKitZ = newDgemmKit()
 
 // newDgemmKit returns the float64 kit with the blocking set now.
 func newDgemmKit() *gemmKit[float64] {
-	return &gemmKit[float64]{mr: gemmMR, nr: dgemmNR, nb: 4 * dgemmNR, kc: dgemmKC, mc: dgemmMC, direct: gemmDirectA,
+	return &gemmKit[float64]{mr: gemmMR, nr: dgemmNR, nb: 4 * dgemmNR, kc: dgemmKC, mc: dgemmMC, direct: gemmDirectA, directB: gemmDirectB,
 		packA: packAGo[float64], packB: packBGo[float64], macro: dgemmMacroZ, bufs: &dgemmBufs}
 }

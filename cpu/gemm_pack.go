@@ -68,6 +68,28 @@ func (a aPanels[T]) check(mc, kc int) {
 	}
 }
 
+// bPanels are the columns of B that a macro-kernel reads, in panels of
+// one register's width (lanes columns): panel q at data[off + q·step],
+// its row p p·rs further. Packed B (packedB) has step lanes·kc and rs
+// lanes; B read in place (inPlaceB), step lanes and rs the matrix's row
+// stride.
+type bPanels[T Float] struct {
+	data          []T
+	off, step, rs int
+	packed        bool
+}
+
+// packedB is the block of B that packB wrote to bp, kc steps of K in
+// panels of lanes columns.
+func packedB[T Float](bp []T, lanes, kc int) bPanels[T] {
+	return bPanels[T]{data: bp, step: lanes * kc, rs: lanes, packed: true}
+}
+
+// inPlaceB is the block of the row-major b read where it lies.
+func inPlaceB[T Float](b mat[T], lanes int) bPanels[T] {
+	return bPanels[T]{data: b.data, off: b.off, step: lanes, rs: b.rs}
+}
+
 // packA6 packs six rows of A, each kc contiguous floats rs apart from
 // src, into dst as kc groups of six.
 //
