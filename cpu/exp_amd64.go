@@ -48,6 +48,12 @@ func scaleAVX2(x *float32, n int, s float32)
 //go:noescape
 func subAVX2(dst, x *float32, n int, a, b float64)
 
+// expSubMAVX2 sets dst_i = exp(x_i - m_i) for n (a positive multiple of
+// 8) elements, each as expSubAVX2 computes it with m = m_i.
+//
+//go:noescape
+func expSubMAVX2(dst, x, m *float32, n int)
+
 // expAVX512 reports whether the softmax kernels use their AVX-512
 // versions (16 lanes, twice the work per instruction on full-width cores)
 // for the multiples of 16 elements; a variable for the tests.
@@ -57,6 +63,11 @@ var expAVX512 = cpuAVX512
 //
 //go:noescape
 func expSubAVX512(dst, x *float32, n int, m float32, store int) float64
+
+// expSubMAVX512 is expSubMAVX2 for n a positive multiple of 16.
+//
+//go:noescape
+func expSubMAVX512(dst, x, m *float32, n int)
 
 // maxAVX512 is maxAVX2 for n a positive multiple of 16.
 //
@@ -110,6 +121,34 @@ func expSubSum(dst, x []float32, m float32, store bool) float64 {
 		}
 	}
 	return s
+}
+
+// expSubEach sets dst_i = exp(x_i - m_i) for the len(x) elements of x,
+// with dst and m at least as long (dst may be x or m), each as
+// expSubSum computes it for m = m_i. Only for expAsm.
+func expSubEach(dst, x, m []float32) {
+	n8 := len(x) &^ 7
+	dst, m = dst[:len(x)], m[:len(x)]
+	if n16 := n8 &^ 15; expAVX512 && n16 > 0 {
+		expSubMAVX512(&dst[0], &x[0], &m[0], n16)
+		if n16 < n8 {
+			expSubMAVX2(&dst[n16], &x[n16], &m[n16], 8)
+		}
+	} else if n8 > 0 {
+		expSubMAVX2(&dst[0], &x[0], &m[0], n8)
+	}
+	if n8 < len(x) {
+		// The tail goes through the kernel in padded buffers: exp(-Inf - 0)
+		// is 0 in the unused lanes.
+		var xb, mb [8]float32
+		for i := range xb {
+			xb[i] = float32(math.Inf(-1))
+		}
+		copy(xb[:], x[n8:])
+		k := copy(mb[:], m[n8:])
+		expSubMAVX2(&xb[0], &xb[0], &mb[0], 8)
+		copy(dst[n8:], xb[:k])
+	}
 }
 
 // expF32 sets dst_i = exp(x_i) (dst may be x). Only for expAsm.

@@ -224,6 +224,32 @@ done:
 	VZEROUPPER
 	RET
 
+// func expSubMAVX2(dst, x, m *float32, n int)
+//
+// Sets dst_i = exp(x_i - m_i) for n (a positive multiple of 8) elements, 8
+// at a time, with the EXPSUBY of expSubAVX2: the same results bit for bit
+// as expSubAVX2 with m = m_i, x_i - m_i carried past float32 precision by
+// TwoSum.
+TEXT ·expSubMAVX2(SB), NOSPLIT, $0-32
+	MOVQ       dst+0(FP), DI
+	MOVQ       x+8(FP), SI
+	MOVQ       m+16(FP), R8
+	MOVQ       n+24(FP), CX
+	MOVQ       $1, R9
+	VMOVUPS    HI, Y12
+	VMOVUPS    LO, Y11
+
+loop:
+	VMOVUPS    (R8), Y15
+	EXPSUBY(0, Y6)
+	ADDQ       $32, SI
+	ADDQ       $32, DI
+	ADDQ       $32, R8
+	SUBQ       $8, CX
+	JNZ        loop
+	VZEROUPPER
+	RET
+
 // func maxAVX2(x *float32, n int) float32
 //
 // Returns the largest x_i, or NaN when any x_i is NaN.
@@ -528,6 +554,32 @@ done:
 	VUNPCKHPD     X13, X13, X14
 	VADDSD        X14, X13, X13
 	VMOVSD        X13, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func expSubMAVX512(dst, x, m *float32, n int)
+//
+// Sets dst_i = exp(x_i - m_i) for n (a positive multiple of 16) elements,
+// 16 at a time, with the EXPSUBZ of expSubAVX512: the same results bit for
+// bit as expSubAVX512 with m = m_i, x_i - m_i carried past float32
+// precision by TwoSum.
+TEXT ·expSubMAVX512(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         m+16(FP), R8
+	MOVQ         n+24(FP), CX
+	MOVQ         $1, R9
+	VBROADCASTSS HI, Z12
+	VBROADCASTSS LO, Z11
+
+loop:
+	VMOVUPS      (R8), Z15
+	EXPSUBZ(0, Z6)
+	ADDQ         $64, SI
+	ADDQ         $64, DI
+	ADDQ         $64, R8
+	SUBQ         $16, CX
+	JNZ          loop
 	VZEROUPPER
 	RET
 

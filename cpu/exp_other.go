@@ -24,6 +24,14 @@ func expSubSum(dst, x []float32, m float32, store bool) float64 {
 	return s
 }
 
+// expSubEach sets dst_i = exp(x_i - m_i) for the len(x) elements of x
+// (dst may be x or m).
+func expSubEach(dst, x, m []float32) {
+	for i, v := range x {
+		dst[i] = float32(math.Exp(float64(v) - float64(m[i])))
+	}
+}
+
 // expF32 sets dst_i = exp(x_i) (dst may be x).
 func expF32(dst, x []float32) { expSubSum(dst, x, 0, true) }
 

@@ -305,6 +305,36 @@ def expsub_fn(I):
     return text(f'expSub{I.name}', '0-48', doc, lines)
 
 
+def expsubm_fn(I):
+    """expSubM{I.name}: exp(x_i - m_i) with a per-element m, for softmax
+    over a block of short lines (each line's max repeated over its
+    elements), stored and not summed."""
+    v, L, B = I.v, I.lanes, I.bytes
+    doc = comment(f"""func expSubM{I.name}(dst, x, m *float32, n int)""") + '//\n' + comment(
+        f"""Sets dst_i = exp(x_i - m_i) for n (a positive multiple of {L})
+        elements, {L} at a time, with the EXPSUB{I.r} of expSub{I.name}: the
+        same results bit for bit as expSub{I.name} with m = m_i, x_i - m_i
+        carried past float32 precision by TwoSum.""")
+    lines = [
+        'MOVQ dst+0(FP), DI',
+        'MOVQ x+8(FP), SI',
+        'MOVQ m+16(FP), R8',
+        'MOVQ n+24(FP), CX',
+        'MOVQ $1, R9',
+        I.loadc('HI', v(12)),
+        I.loadc('LO', v(11)),
+        'loop:',
+        f'VMOVUPS (R8), {v(15)}',
+        f'\tEXPSUB{I.r}(0, {v(6)})',
+        f'ADDQ ${B}, SI',
+        f'ADDQ ${B}, DI',
+        f'ADDQ ${B}, R8',
+        f'SUBQ ${L}, CX',
+        'JNZ loop',
+    ] + RETURN
+    return text(f'expSubM{I.name}', '0-32', doc, lines)
+
+
 def max_fn(I, op='max'):
     """max{I.name}, or with op 'min' its mirror min{I.name} (a reduction's, not
     softmax's: AVX2 only)."""
@@ -461,7 +491,7 @@ def constants():
 def main():
     parts = [HEADER, constants()]
     for I in (AVX2, AVX512):
-        parts += [expsub(I), accum(I), expsub_fn(I), max_fn(I), scale_fn(I), sum_fn(I)]
+        parts += [expsub(I), accum(I), expsub_fn(I), expsubm_fn(I), max_fn(I), scale_fn(I), sum_fn(I)]
         if I is AVX2:
             parts += [max_fn(I, 'min'), sub_fn()]
     open(sys.argv[1], 'w').write('\n'.join(parts))
