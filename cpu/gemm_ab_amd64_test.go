@@ -11,10 +11,13 @@ import (
 )
 
 // A gemmVariant is one setting of the GEMM's knobs for abGemm: set
-// applies it and returns the function that restores the previous one.
+// applies it and returns the function that restores the previous one;
+// parts, when not 0, is the goroutines sgemm is given in place of
+// abGemm's threads (set may then be nil).
 type gemmVariant struct {
-	name string
-	set  func() (restore func())
+	name  string
+	set   func() (restore func())
+	parts int
 }
 
 // abGemm times sgemm (m×n×k, operands of the given kinds, on threads
@@ -39,8 +42,14 @@ func abGemm(b *testing.B, threads, m, n, k int, ak, bk string, variants []gemmVa
 	}
 	for b.Loop() {
 		for i, v := range variants {
-			restore := v.set()
-			sgemm(m, n, k, a, bm, c, threads) // warm the buffers
+			restore, parts := func() {}, threads
+			if v.set != nil {
+				restore = v.set()
+			}
+			if v.parts != 0 {
+				parts = v.parts
+			}
+			sgemm(m, n, k, a, bm, c, parts) // warm the buffers
 			t0 := clock(threads)
 			if threads == 1 {
 				fmaLoop(iters)
@@ -50,7 +59,7 @@ func abGemm(b *testing.B, threads, m, n, k int, ak, bk string, variants []gemmVa
 			peak := clock(threads) - t0
 			t0 = clock(threads)
 			for range reps {
-				sgemm(m, n, k, a, bm, c, threads)
+				sgemm(m, n, k, a, bm, c, parts)
 			}
 			t := clock(threads) - t0
 			times[i] = append(times[i], t/float64(reps))
@@ -103,8 +112,8 @@ func BenchmarkGemmSpin(b *testing.B) {
 	for _, n := range []int{256, 512, 1024} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			abGemm(b, 2, n, n, n, gRow, gRow, []gemmVariant{
-				{"sleep", setSpin(0)},
-				{"spin", setSpin(workerSpinFor)},
+				{name: "sleep", set: setSpin(0)},
+				{name: "spin", set: setSpin(workerSpinFor)},
 			})
 		})
 	}
@@ -116,8 +125,8 @@ func BenchmarkGemmDirect(b *testing.B) {
 	for _, n := range envInts("GEMM_N", 2048) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			abGemm(b, envInts("GEMM_THREADS", 1)[0], n, n, n, gRow, gRow, []gemmVariant{
-				{"packed", setVar(&gemmDirectA, false)},
-				{"direct", setVar(&gemmDirectA, true)},
+				{name: "packed", set: setVar(&gemmDirectA, false)},
+				{name: "direct", set: setVar(&gemmDirectA, true)},
 			})
 		})
 	}
@@ -139,8 +148,8 @@ func BenchmarkGemmDirectB(b *testing.B) {
 	} {
 		b.Run(fmt.Sprintf("%dx%dx%d-%s", s.m, s.n, s.k, s.bk), func(b *testing.B) {
 			abGemm(b, 2, s.m, s.n, s.k, s.ak, s.bk, []gemmVariant{
-				{"packed", setVar(&gemmDirectB, false)},
-				{"direct", setVar(&gemmDirectB, true)},
+				{name: "packed", set: setVar(&gemmDirectB, false)},
+				{name: "direct", set: setVar(&gemmDirectB, true)},
 			})
 		})
 	}

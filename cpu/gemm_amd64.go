@@ -139,9 +139,10 @@ func matMulGemm[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout
 	// 240 -> 300 GFLOP/s; 32×128×28² (B 3.6 MB) fell from 254 to 237 and
 	// 32×64×56² (7.2 MB) from 195 to 126, so they stay split.
 	wholeProducts := nb >= 2*w && k*n*int(unsafe.Sizeof(T(0))) <= gemmBatchB
-	if nb == 1 || m*n*k >= gemmParallelWork && !wholeProducts {
+	split := splitProduct(m, n, k)
+	if nb == 1 || split && !wholeProducts {
 		parts := 1
-		if m*n*k >= gemmParallelWork {
+		if split {
 			parts = w
 		}
 		for i := range nb {

@@ -1,0 +1,46 @@
+package cpu
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkGemmSplit compares a product on one goroutine with the same
+// product split across two, for the small-K shapes whose m·n·k passes
+// gemmParallelWork (the MLP step's 256×512×10, dy·W at the classifier
+// head): GEMM_K the inner sizes (default 2, 4, 8, 10, 16, 32), GEMM_M and
+// GEMM_N the outer ones (default 256 and 512), both operands row-major.
+func BenchmarkGemmSplit(b *testing.B) {
+	for _, m := range envInts("GEMM_M", 256) {
+		for _, n := range envInts("GEMM_N", 512) {
+			ks := envInts("GEMM_K", 0)
+			if ks[0] == 0 {
+				ks = []int{2, 4, 8, 10, 16, 32}
+			}
+			for _, k := range ks {
+				b.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(b *testing.B) {
+					abGemm(b, 2, m, n, k, gRow, gRow, []gemmVariant{
+						{name: "one", parts: 1},
+						{name: "two", parts: 2},
+					})
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkMatMulSmallK times MatMul on the MLP step's product with a
+// small K, dy·W at the classifier head: (256×10)·(10×512), both
+// row-major, on all goroutines.
+func BenchmarkMatMulSmallK(b *testing.B) {
+	m, n, k := 256, 512, 10
+	a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	r := newRand(1)
+	randFill(r, a)
+	randFill(r, bm)
+	al, bl, cl := Contiguous(1, m, k), Contiguous(1, k, n), Contiguous(1, m, n)
+	for b.Loop() {
+		MatMul(c, cl, a, al, bm, bl)
+	}
+	b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
