@@ -188,6 +188,9 @@ func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
 	if k == 1 && kit.outer != nil && kit.outer(m, n, a, b, c) {
 		return
 	}
+	if n <= skinnyMaxN && gemmSkinny(m, n, k, a, b, c, parts) {
+		return
+	}
 	// The kernels read and write through pointers, and the goroutines
 	// must not panic: bounds first.
 	a.check(m, k)

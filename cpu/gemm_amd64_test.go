@@ -315,46 +315,53 @@ func matchesGonum[T Float](t *testing.T, r *rand.Rand, on *bool, tol float64, sh
 // elements of C it contributes to, 0·Inf included, and no others.
 func TestSgemmNaNInf(t *testing.T) {
 	eachSgemmKernel(t, func(t *testing.T) {
-		r := newRand(13)
-		for _, s := range [][3]int{{20, 40, 300}, {6, 16, 8}, {1, 1, 1}, {7, 33, 5}} {
-			m, n, k := s[0], s[1], s[2]
-			a, b := gemmMat(r, m, k, gRow, false), gemmMat(r, k, n, gCol, false)
-			ia, la := m/2, k-1 // a[ia, la] = NaN: row ia of c is NaN
-			a.data[a.off+ia*a.rs+la*a.cs] = float32(math.NaN())
-			jb, lb := n-1, k/2 // b[lb, jb] = +Inf and a[·, lb] = 0 in row iz
-			b.data[b.off+lb*b.rs+jb*b.cs] = float32(math.Inf(1))
-			iz := (ia + 1) % m
-			for l := range k {
-				if iz != ia {
-					a.data[a.off+iz*a.rs+l*a.cs] = 1
-				}
-			}
+		checkNaNInf(t, [][3]int{{20, 40, 300}, {6, 16, 8}, {1, 1, 1}, {7, 33, 5}})
+	})
+}
+
+// checkNaNInf checks sgemm's NaN and Inf propagation (see TestSgemmNaNInf)
+// on the m×n×k shapes, A row-major and B column-major.
+func checkNaNInf(t *testing.T, shapes [][3]int) {
+	t.Helper()
+	r := newRand(13)
+	for _, s := range shapes {
+		m, n, k := s[0], s[1], s[2]
+		a, b := gemmMat(r, m, k, gRow, false), gemmMat(r, k, n, gCol, false)
+		ia, la := m/2, k-1 // a[ia, la] = NaN: row ia of c is NaN
+		a.data[a.off+ia*a.rs+la*a.cs] = float32(math.NaN())
+		jb, lb := n-1, k/2 // b[lb, jb] = +Inf and a[·, lb] = 0 in row iz
+		b.data[b.off+lb*b.rs+jb*b.cs] = float32(math.Inf(1))
+		iz := (ia + 1) % m
+		for l := range k {
 			if iz != ia {
-				a.data[a.off+iz*a.rs+lb*a.cs] = 0
+				a.data[a.off+iz*a.rs+l*a.cs] = 1
 			}
-			c := gemmMat(r, m, n, gRow, true)
-			sgemm(m, n, k, a, b, c, 2)
-			for i := range m {
-				for j := range n {
-					v := float64(c.get(i, j))
-					switch {
-					case i == ia || (i == iz && j == jb): // NaN·x, or 0·Inf
-						if !math.IsNaN(v) {
-							t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want NaN", m, n, k, i, j, v)
-						}
-					case j == jb:
-						if !math.IsInf(v, 0) {
-							t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want ±Inf", m, n, k, i, j, v)
-						}
-					default:
-						if math.IsNaN(v) || math.IsInf(v, 0) {
-							t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want finite", m, n, k, i, j, v)
-						}
+		}
+		if iz != ia {
+			a.data[a.off+iz*a.rs+lb*a.cs] = 0
+		}
+		c := gemmMat(r, m, n, gRow, true)
+		sgemm(m, n, k, a, b, c, 2)
+		for i := range m {
+			for j := range n {
+				v := float64(c.get(i, j))
+				switch {
+				case i == ia || (i == iz && j == jb): // NaN·x, or 0·Inf
+					if !math.IsNaN(v) {
+						t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want NaN", m, n, k, i, j, v)
+					}
+				case j == jb:
+					if !math.IsInf(v, 0) {
+						t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want ±Inf", m, n, k, i, j, v)
+					}
+				default:
+					if math.IsNaN(v) || math.IsInf(v, 0) {
+						t.Fatalf("m%d n%d k%d: c[%d,%d] = %v, want finite", m, n, k, i, j, v)
 					}
 				}
 			}
 		}
-	})
+	}
 }
 
 // TestSgemmBounds checks that a C too short for its matrix panics before

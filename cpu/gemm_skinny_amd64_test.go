@@ -1,0 +1,88 @@
+package cpu
+
+import (
+	"fmt"
+	"testing"
+)
+
+func skipNoSkinny(t *testing.T) {
+	if !gemmSkinnyOn || !sgemmAVX512 {
+		t.Skip("no AVX-512: gemmSkinny is not used")
+	}
+}
+
+// TestGemmSkinny checks products with few columns against the float64
+// reference (checkGemm: the values, and nothing outside C written), on one
+// goroutine and two: every n that gemmSkinny takes (2..16: one column is
+// a gemv) with A row-major and B column-major, odd m (the last row alone)
+// and K from 8·n on, a multiple of sixteen or not (the masked tail), C in
+// every layout;
+// and a few shapes in every layout of A and B, most of which gemm gives
+// to its other paths.
+func TestGemmSkinny(t *testing.T) {
+	skipNoSkinny(t)
+	r := newRand(21)
+	for n := 2; n <= skinnyMaxN; n++ {
+		for _, m := range []int{2, 3, 33} {
+			for _, k := range []int{8 * n, 8*n + 1, 16*n - 1, 300} {
+				for _, ck := range gKinds {
+					runGemm(t, r, m, n, k, gRow, gCol, ck)
+				}
+			}
+		}
+	}
+	for _, s := range [][3]int{{7, 10, 81}, {33, 16, 300}, {65, 3, 33}} {
+		for _, ak := range gKinds {
+			for _, bk := range gKinds {
+				runGemm(t, r, s[0], s[1], s[2], ak, bk, gRow)
+			}
+		}
+	}
+}
+
+// TestGemmSkinnyTakes checks that gemmSkinny takes the products it is
+// meant to (so that TestGemmSkinny tests it) and leaves the others.
+func TestGemmSkinnyTakes(t *testing.T) {
+	skipNoSkinny(t)
+	r := newRand(22)
+	for _, s := range []struct {
+		n, k   int
+		ak, bk string
+		want   bool
+	}{
+		{5, 40, gRow, gCol, true}, {16, 128, gPad, gCol, true}, {16, 127, gRow, gCol, false},
+		{17, 200, gRow, gCol, false}, {5, 40, gCol, gCol, false}, {5, 40, gRow, gRow, false},
+	} {
+		m, k := 9, s.k
+		a, b, c := gemmMat(r, m, k, s.ak, false), gemmMat(r, k, s.n, s.bk, false), gemmMat(r, m, s.n, gRow, true)
+		if got := gemmSkinny(m, s.n, k, a, b, c, 1); got != s.want {
+			t.Errorf("gemmSkinny(%d×%d×%d, a:%s b:%s) = %v, want %v", m, s.n, k, s.ak, s.bk, got, s.want)
+		}
+	}
+}
+
+// TestGemmSkinnyNaNInf checks NaN and Inf propagation through gemmSkinny
+// as TestSgemmNaNInf does through the kernels.
+func TestGemmSkinnyNaNInf(t *testing.T) {
+	skipNoSkinny(t)
+	checkNaNInf(t, [][3]int{{20, 10, 300}, {7, 16, 129}, {3, 2, 47}, {9, 15, 125}})
+}
+
+// BenchmarkGemmSkinny compares gemmSkinny with the 6×16 kernels on
+// products with few columns, A row-major and B column-major (x·Wᵀ), on
+// one goroutine (GEMM_THREADS) and m×n×k from GEMM_M, GEMM_N, GEMM_K
+// (default the MLP step's classifier head, 256×10×512).
+func BenchmarkGemmSkinny(b *testing.B) {
+	for _, m := range envInts("GEMM_M", 256) {
+		for _, n := range envInts("GEMM_N", 10) {
+			for _, k := range envInts("GEMM_K", 512) {
+				b.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(b *testing.B) {
+					abGemm(b, envInts("GEMM_THREADS", 1)[0], m, n, k, gRow, gCol, []gemmVariant{
+						{name: "kernel", set: setVar(&gemmSkinnyOn, false)},
+						{name: "skinny", set: setVar(&gemmSkinnyOn, true)},
+					})
+				})
+			}
+		}
+	}
+}
