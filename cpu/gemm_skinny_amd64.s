@@ -21,3461 +21,1795 @@
 // (SI)(R13*1)), R8, R10, R11, R12, BX rows 0, 3, 6, 9, 12 of Bᵀ (the
 // others at (p)(R9*1) and (p)(R9*2)), DI, DX, AX C and its strides.
 
+// REDUCE(z, y, p) adds up the sixteen lanes of z (y: its lower half, the
+// Y register of the same number) and stores the float32 sum to (p), with
+// Z30 and Z31 as scratch: halves, quarters, pairs, lanes.
+#define REDUCE(z, y, p) \
+	VEXTRACTF64X4 $1, z, Y30 \
+	VADDPS        Y30, y, Y30 \
+	VEXTRACTF32X4 $1, Y30, X31 \
+	VADDPS        X31, X30, X30 \
+	VMOVHLPS      X30, X30, X31 \
+	VADDPS        X31, X30, X30 \
+	VMOVSHDUP     X30, X31 \
+	VADDSS        X31, X30, X30 \
+	VMOVSS        X30, (p)
+
 // func sdotZ1: J = 1.
 TEXT ·sdotZ1(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z1
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z1
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z1
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z1
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	REDUCE(Z1, Y1, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ2: J = 2.
 TEXT ·sdotZ2(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z2
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z3
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z2
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z3
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z2
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z3
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z2
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z3
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	REDUCE(Z2, Y2, DX)
+	ADDQ        AX, DX
+	REDUCE(Z3, Y3, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ3: J = 3.
 TEXT ·sdotZ3(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	VPXORD        Z4, Z4, Z4
-	VPXORD        Z5, Z5, Z5
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z4, Z4, Z4
+	VPXORD      Z5, Z5, Z5
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z3
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z4
-	VFMADD231PS   (R8)(R9*2), Z28, Z2
-	VFMADD231PS   (R8)(R9*2), Z29, Z5
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z3
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z4
+	VFMADD231PS (R8)(R9*2), Z28, Z2
+	VFMADD231PS (R8)(R9*2), Z29, Z5
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z3
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z4
-	VMOVUPS.Z     (R8)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z2
-	VFMADD231PS   Z30, Z29, Z5
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z3
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z4
+	VMOVUPS.Z   (R8)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z2
+	VFMADD231PS Z30, Z29, Z5
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z4, Y30
-	VADDPS        Y30, Y4, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z5, Y30
-	VADDPS        Y30, Y5, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	ADDQ        AX, DI
+	REDUCE(Z2, Y2, DI)
+	REDUCE(Z3, Y3, DX)
+	ADDQ        AX, DX
+	REDUCE(Z4, Y4, DX)
+	ADDQ        AX, DX
+	REDUCE(Z5, Y5, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ4: J = 4.
 TEXT ·sdotZ4(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	LEAQ          (R8)(R9*2), R10
-	ADDQ          R9, R10
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	VPXORD        Z4, Z4, Z4
-	VPXORD        Z5, Z5, Z5
-	VPXORD        Z6, Z6, Z6
-	VPXORD        Z7, Z7, Z7
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	LEAQ        (R8)(R9*2), R10
+	ADDQ        R9, R10
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z4, Z4, Z4
+	VPXORD      Z5, Z5, Z5
+	VPXORD      Z6, Z6, Z6
+	VPXORD      Z7, Z7, Z7
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z4
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z5
-	VFMADD231PS   (R8)(R9*2), Z28, Z2
-	VFMADD231PS   (R8)(R9*2), Z29, Z6
-	VFMADD231PS   (R10), Z28, Z3
-	VFMADD231PS   (R10), Z29, Z7
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	ADDQ          $64, R10
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z4
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z5
+	VFMADD231PS (R8)(R9*2), Z28, Z2
+	VFMADD231PS (R8)(R9*2), Z29, Z6
+	VFMADD231PS (R10), Z28, Z3
+	VFMADD231PS (R10), Z29, Z7
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R10
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z4
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z5
-	VMOVUPS.Z     (R8)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z2
-	VFMADD231PS   Z30, Z29, Z6
-	VMOVUPS.Z     (R10), K1, Z30
-	VFMADD231PS   Z30, Z28, Z3
-	VFMADD231PS   Z30, Z29, Z7
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z4
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z5
+	VMOVUPS.Z   (R8)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z2
+	VFMADD231PS Z30, Z29, Z6
+	VMOVUPS.Z   (R10), K1, Z30
+	VFMADD231PS Z30, Z28, Z3
+	VFMADD231PS Z30, Z29, Z7
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z4, Y30
-	VADDPS        Y30, Y4, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z5, Y30
-	VADDPS        Y30, Y5, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z6, Y30
-	VADDPS        Y30, Y6, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z7, Y30
-	VADDPS        Y30, Y7, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	ADDQ        AX, DI
+	REDUCE(Z2, Y2, DI)
+	ADDQ        AX, DI
+	REDUCE(Z3, Y3, DI)
+	REDUCE(Z4, Y4, DX)
+	ADDQ        AX, DX
+	REDUCE(Z5, Y5, DX)
+	ADDQ        AX, DX
+	REDUCE(Z6, Y6, DX)
+	ADDQ        AX, DX
+	REDUCE(Z7, Y7, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ5: J = 5.
 TEXT ·sdotZ5(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	LEAQ          (R8)(R9*2), R10
-	ADDQ          R9, R10
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	VPXORD        Z4, Z4, Z4
-	VPXORD        Z5, Z5, Z5
-	VPXORD        Z6, Z6, Z6
-	VPXORD        Z7, Z7, Z7
-	VPXORD        Z8, Z8, Z8
-	VPXORD        Z9, Z9, Z9
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	LEAQ        (R8)(R9*2), R10
+	ADDQ        R9, R10
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z4, Z4, Z4
+	VPXORD      Z5, Z5, Z5
+	VPXORD      Z6, Z6, Z6
+	VPXORD      Z7, Z7, Z7
+	VPXORD      Z8, Z8, Z8
+	VPXORD      Z9, Z9, Z9
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z5
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z6
-	VFMADD231PS   (R8)(R9*2), Z28, Z2
-	VFMADD231PS   (R8)(R9*2), Z29, Z7
-	VFMADD231PS   (R10), Z28, Z3
-	VFMADD231PS   (R10), Z29, Z8
-	VFMADD231PS   (R10)(R9*1), Z28, Z4
-	VFMADD231PS   (R10)(R9*1), Z29, Z9
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	ADDQ          $64, R10
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z5
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z6
+	VFMADD231PS (R8)(R9*2), Z28, Z2
+	VFMADD231PS (R8)(R9*2), Z29, Z7
+	VFMADD231PS (R10), Z28, Z3
+	VFMADD231PS (R10), Z29, Z8
+	VFMADD231PS (R10)(R9*1), Z28, Z4
+	VFMADD231PS (R10)(R9*1), Z29, Z9
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R10
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z5
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z6
-	VMOVUPS.Z     (R8)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z2
-	VFMADD231PS   Z30, Z29, Z7
-	VMOVUPS.Z     (R10), K1, Z30
-	VFMADD231PS   Z30, Z28, Z3
-	VFMADD231PS   Z30, Z29, Z8
-	VMOVUPS.Z     (R10)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z4
-	VFMADD231PS   Z30, Z29, Z9
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z5
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z6
+	VMOVUPS.Z   (R8)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z2
+	VFMADD231PS Z30, Z29, Z7
+	VMOVUPS.Z   (R10), K1, Z30
+	VFMADD231PS Z30, Z28, Z3
+	VFMADD231PS Z30, Z29, Z8
+	VMOVUPS.Z   (R10)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z4
+	VFMADD231PS Z30, Z29, Z9
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z4, Y30
-	VADDPS        Y30, Y4, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z5, Y30
-	VADDPS        Y30, Y5, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z6, Y30
-	VADDPS        Y30, Y6, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z7, Y30
-	VADDPS        Y30, Y7, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z8, Y30
-	VADDPS        Y30, Y8, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z9, Y30
-	VADDPS        Y30, Y9, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	ADDQ        AX, DI
+	REDUCE(Z2, Y2, DI)
+	ADDQ        AX, DI
+	REDUCE(Z3, Y3, DI)
+	ADDQ        AX, DI
+	REDUCE(Z4, Y4, DI)
+	REDUCE(Z5, Y5, DX)
+	ADDQ        AX, DX
+	REDUCE(Z6, Y6, DX)
+	ADDQ        AX, DX
+	REDUCE(Z7, Y7, DX)
+	ADDQ        AX, DX
+	REDUCE(Z8, Y8, DX)
+	ADDQ        AX, DX
+	REDUCE(Z9, Y9, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ6: J = 6.
 TEXT ·sdotZ6(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	LEAQ          (R8)(R9*2), R10
-	ADDQ          R9, R10
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	VPXORD        Z4, Z4, Z4
-	VPXORD        Z5, Z5, Z5
-	VPXORD        Z6, Z6, Z6
-	VPXORD        Z7, Z7, Z7
-	VPXORD        Z8, Z8, Z8
-	VPXORD        Z9, Z9, Z9
-	VPXORD        Z10, Z10, Z10
-	VPXORD        Z11, Z11, Z11
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	LEAQ        (R8)(R9*2), R10
+	ADDQ        R9, R10
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z4, Z4, Z4
+	VPXORD      Z5, Z5, Z5
+	VPXORD      Z6, Z6, Z6
+	VPXORD      Z7, Z7, Z7
+	VPXORD      Z8, Z8, Z8
+	VPXORD      Z9, Z9, Z9
+	VPXORD      Z10, Z10, Z10
+	VPXORD      Z11, Z11, Z11
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z6
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z7
-	VFMADD231PS   (R8)(R9*2), Z28, Z2
-	VFMADD231PS   (R8)(R9*2), Z29, Z8
-	VFMADD231PS   (R10), Z28, Z3
-	VFMADD231PS   (R10), Z29, Z9
-	VFMADD231PS   (R10)(R9*1), Z28, Z4
-	VFMADD231PS   (R10)(R9*1), Z29, Z10
-	VFMADD231PS   (R10)(R9*2), Z28, Z5
-	VFMADD231PS   (R10)(R9*2), Z29, Z11
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	ADDQ          $64, R10
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z6
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z7
+	VFMADD231PS (R8)(R9*2), Z28, Z2
+	VFMADD231PS (R8)(R9*2), Z29, Z8
+	VFMADD231PS (R10), Z28, Z3
+	VFMADD231PS (R10), Z29, Z9
+	VFMADD231PS (R10)(R9*1), Z28, Z4
+	VFMADD231PS (R10)(R9*1), Z29, Z10
+	VFMADD231PS (R10)(R9*2), Z28, Z5
+	VFMADD231PS (R10)(R9*2), Z29, Z11
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R10
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z6
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z7
-	VMOVUPS.Z     (R8)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z2
-	VFMADD231PS   Z30, Z29, Z8
-	VMOVUPS.Z     (R10), K1, Z30
-	VFMADD231PS   Z30, Z28, Z3
-	VFMADD231PS   Z30, Z29, Z9
-	VMOVUPS.Z     (R10)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z4
-	VFMADD231PS   Z30, Z29, Z10
-	VMOVUPS.Z     (R10)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z5
-	VFMADD231PS   Z30, Z29, Z11
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z6
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z7
+	VMOVUPS.Z   (R8)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z2
+	VFMADD231PS Z30, Z29, Z8
+	VMOVUPS.Z   (R10), K1, Z30
+	VFMADD231PS Z30, Z28, Z3
+	VFMADD231PS Z30, Z29, Z9
+	VMOVUPS.Z   (R10)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z4
+	VFMADD231PS Z30, Z29, Z10
+	VMOVUPS.Z   (R10)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z5
+	VFMADD231PS Z30, Z29, Z11
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z4, Y30
-	VADDPS        Y30, Y4, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z5, Y30
-	VADDPS        Y30, Y5, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z6, Y30
-	VADDPS        Y30, Y6, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z7, Y30
-	VADDPS        Y30, Y7, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z8, Y30
-	VADDPS        Y30, Y8, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z9, Y30
-	VADDPS        Y30, Y9, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z10, Y30
-	VADDPS        Y30, Y10, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z11, Y30
-	VADDPS        Y30, Y11, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	ADDQ        AX, DI
+	REDUCE(Z2, Y2, DI)
+	ADDQ        AX, DI
+	REDUCE(Z3, Y3, DI)
+	ADDQ        AX, DI
+	REDUCE(Z4, Y4, DI)
+	ADDQ        AX, DI
+	REDUCE(Z5, Y5, DI)
+	REDUCE(Z6, Y6, DX)
+	ADDQ        AX, DX
+	REDUCE(Z7, Y7, DX)
+	ADDQ        AX, DX
+	REDUCE(Z8, Y8, DX)
+	ADDQ        AX, DX
+	REDUCE(Z9, Y9, DX)
+	ADDQ        AX, DX
+	REDUCE(Z10, Y10, DX)
+	ADDQ        AX, DX
+	REDUCE(Z11, Y11, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ7: J = 7.
 TEXT ·sdotZ7(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	LEAQ          (R8)(R9*2), R10
-	ADDQ          R9, R10
-	LEAQ          (R10)(R9*2), R11
-	ADDQ          R9, R11
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	VPXORD        Z4, Z4, Z4
-	VPXORD        Z5, Z5, Z5
-	VPXORD        Z6, Z6, Z6
-	VPXORD        Z7, Z7, Z7
-	VPXORD        Z8, Z8, Z8
-	VPXORD        Z9, Z9, Z9
-	VPXORD        Z10, Z10, Z10
-	VPXORD        Z11, Z11, Z11
-	VPXORD        Z12, Z12, Z12
-	VPXORD        Z13, Z13, Z13
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	LEAQ        (R8)(R9*2), R10
+	ADDQ        R9, R10
+	LEAQ        (R10)(R9*2), R11
+	ADDQ        R9, R11
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z4, Z4, Z4
+	VPXORD      Z5, Z5, Z5
+	VPXORD      Z6, Z6, Z6
+	VPXORD      Z7, Z7, Z7
+	VPXORD      Z8, Z8, Z8
+	VPXORD      Z9, Z9, Z9
+	VPXORD      Z10, Z10, Z10
+	VPXORD      Z11, Z11, Z11
+	VPXORD      Z12, Z12, Z12
+	VPXORD      Z13, Z13, Z13
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z7
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z8
-	VFMADD231PS   (R8)(R9*2), Z28, Z2
-	VFMADD231PS   (R8)(R9*2), Z29, Z9
-	VFMADD231PS   (R10), Z28, Z3
-	VFMADD231PS   (R10), Z29, Z10
-	VFMADD231PS   (R10)(R9*1), Z28, Z4
-	VFMADD231PS   (R10)(R9*1), Z29, Z11
-	VFMADD231PS   (R10)(R9*2), Z28, Z5
-	VFMADD231PS   (R10)(R9*2), Z29, Z12
-	VFMADD231PS   (R11), Z28, Z6
-	VFMADD231PS   (R11), Z29, Z13
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	ADDQ          $64, R10
-	ADDQ          $64, R11
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z7
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z8
+	VFMADD231PS (R8)(R9*2), Z28, Z2
+	VFMADD231PS (R8)(R9*2), Z29, Z9
+	VFMADD231PS (R10), Z28, Z3
+	VFMADD231PS (R10), Z29, Z10
+	VFMADD231PS (R10)(R9*1), Z28, Z4
+	VFMADD231PS (R10)(R9*1), Z29, Z11
+	VFMADD231PS (R10)(R9*2), Z28, Z5
+	VFMADD231PS (R10)(R9*2), Z29, Z12
+	VFMADD231PS (R11), Z28, Z6
+	VFMADD231PS (R11), Z29, Z13
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z7
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z8
-	VMOVUPS.Z     (R8)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z2
-	VFMADD231PS   Z30, Z29, Z9
-	VMOVUPS.Z     (R10), K1, Z30
-	VFMADD231PS   Z30, Z28, Z3
-	VFMADD231PS   Z30, Z29, Z10
-	VMOVUPS.Z     (R10)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z4
-	VFMADD231PS   Z30, Z29, Z11
-	VMOVUPS.Z     (R10)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z5
-	VFMADD231PS   Z30, Z29, Z12
-	VMOVUPS.Z     (R11), K1, Z30
-	VFMADD231PS   Z30, Z28, Z6
-	VFMADD231PS   Z30, Z29, Z13
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z7
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z8
+	VMOVUPS.Z   (R8)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z2
+	VFMADD231PS Z30, Z29, Z9
+	VMOVUPS.Z   (R10), K1, Z30
+	VFMADD231PS Z30, Z28, Z3
+	VFMADD231PS Z30, Z29, Z10
+	VMOVUPS.Z   (R10)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z4
+	VFMADD231PS Z30, Z29, Z11
+	VMOVUPS.Z   (R10)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z5
+	VFMADD231PS Z30, Z29, Z12
+	VMOVUPS.Z   (R11), K1, Z30
+	VFMADD231PS Z30, Z28, Z6
+	VFMADD231PS Z30, Z29, Z13
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z4, Y30
-	VADDPS        Y30, Y4, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z5, Y30
-	VADDPS        Y30, Y5, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z6, Y30
-	VADDPS        Y30, Y6, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z7, Y30
-	VADDPS        Y30, Y7, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z8, Y30
-	VADDPS        Y30, Y8, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z9, Y30
-	VADDPS        Y30, Y9, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z10, Y30
-	VADDPS        Y30, Y10, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z11, Y30
-	VADDPS        Y30, Y11, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z12, Y30
-	VADDPS        Y30, Y12, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z13, Y30
-	VADDPS        Y30, Y13, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	ADDQ        AX, DI
+	REDUCE(Z2, Y2, DI)
+	ADDQ        AX, DI
+	REDUCE(Z3, Y3, DI)
+	ADDQ        AX, DI
+	REDUCE(Z4, Y4, DI)
+	ADDQ        AX, DI
+	REDUCE(Z5, Y5, DI)
+	ADDQ        AX, DI
+	REDUCE(Z6, Y6, DI)
+	REDUCE(Z7, Y7, DX)
+	ADDQ        AX, DX
+	REDUCE(Z8, Y8, DX)
+	ADDQ        AX, DX
+	REDUCE(Z9, Y9, DX)
+	ADDQ        AX, DX
+	REDUCE(Z10, Y10, DX)
+	ADDQ        AX, DX
+	REDUCE(Z11, Y11, DX)
+	ADDQ        AX, DX
+	REDUCE(Z12, Y12, DX)
+	ADDQ        AX, DX
+	REDUCE(Z13, Y13, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ8: J = 8.
 TEXT ·sdotZ8(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	LEAQ          (R8)(R9*2), R10
-	ADDQ          R9, R10
-	LEAQ          (R10)(R9*2), R11
-	ADDQ          R9, R11
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	VPXORD        Z4, Z4, Z4
-	VPXORD        Z5, Z5, Z5
-	VPXORD        Z6, Z6, Z6
-	VPXORD        Z7, Z7, Z7
-	VPXORD        Z8, Z8, Z8
-	VPXORD        Z9, Z9, Z9
-	VPXORD        Z10, Z10, Z10
-	VPXORD        Z11, Z11, Z11
-	VPXORD        Z12, Z12, Z12
-	VPXORD        Z13, Z13, Z13
-	VPXORD        Z14, Z14, Z14
-	VPXORD        Z15, Z15, Z15
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	LEAQ        (R8)(R9*2), R10
+	ADDQ        R9, R10
+	LEAQ        (R10)(R9*2), R11
+	ADDQ        R9, R11
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z4, Z4, Z4
+	VPXORD      Z5, Z5, Z5
+	VPXORD      Z6, Z6, Z6
+	VPXORD      Z7, Z7, Z7
+	VPXORD      Z8, Z8, Z8
+	VPXORD      Z9, Z9, Z9
+	VPXORD      Z10, Z10, Z10
+	VPXORD      Z11, Z11, Z11
+	VPXORD      Z12, Z12, Z12
+	VPXORD      Z13, Z13, Z13
+	VPXORD      Z14, Z14, Z14
+	VPXORD      Z15, Z15, Z15
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z8
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z9
-	VFMADD231PS   (R8)(R9*2), Z28, Z2
-	VFMADD231PS   (R8)(R9*2), Z29, Z10
-	VFMADD231PS   (R10), Z28, Z3
-	VFMADD231PS   (R10), Z29, Z11
-	VFMADD231PS   (R10)(R9*1), Z28, Z4
-	VFMADD231PS   (R10)(R9*1), Z29, Z12
-	VFMADD231PS   (R10)(R9*2), Z28, Z5
-	VFMADD231PS   (R10)(R9*2), Z29, Z13
-	VFMADD231PS   (R11), Z28, Z6
-	VFMADD231PS   (R11), Z29, Z14
-	VFMADD231PS   (R11)(R9*1), Z28, Z7
-	VFMADD231PS   (R11)(R9*1), Z29, Z15
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	ADDQ          $64, R10
-	ADDQ          $64, R11
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z8
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z9
+	VFMADD231PS (R8)(R9*2), Z28, Z2
+	VFMADD231PS (R8)(R9*2), Z29, Z10
+	VFMADD231PS (R10), Z28, Z3
+	VFMADD231PS (R10), Z29, Z11
+	VFMADD231PS (R10)(R9*1), Z28, Z4
+	VFMADD231PS (R10)(R9*1), Z29, Z12
+	VFMADD231PS (R10)(R9*2), Z28, Z5
+	VFMADD231PS (R10)(R9*2), Z29, Z13
+	VFMADD231PS (R11), Z28, Z6
+	VFMADD231PS (R11), Z29, Z14
+	VFMADD231PS (R11)(R9*1), Z28, Z7
+	VFMADD231PS (R11)(R9*1), Z29, Z15
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z8
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z9
-	VMOVUPS.Z     (R8)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z2
-	VFMADD231PS   Z30, Z29, Z10
-	VMOVUPS.Z     (R10), K1, Z30
-	VFMADD231PS   Z30, Z28, Z3
-	VFMADD231PS   Z30, Z29, Z11
-	VMOVUPS.Z     (R10)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z4
-	VFMADD231PS   Z30, Z29, Z12
-	VMOVUPS.Z     (R10)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z5
-	VFMADD231PS   Z30, Z29, Z13
-	VMOVUPS.Z     (R11), K1, Z30
-	VFMADD231PS   Z30, Z28, Z6
-	VFMADD231PS   Z30, Z29, Z14
-	VMOVUPS.Z     (R11)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z7
-	VFMADD231PS   Z30, Z29, Z15
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z8
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z9
+	VMOVUPS.Z   (R8)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z2
+	VFMADD231PS Z30, Z29, Z10
+	VMOVUPS.Z   (R10), K1, Z30
+	VFMADD231PS Z30, Z28, Z3
+	VFMADD231PS Z30, Z29, Z11
+	VMOVUPS.Z   (R10)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z4
+	VFMADD231PS Z30, Z29, Z12
+	VMOVUPS.Z   (R10)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z5
+	VFMADD231PS Z30, Z29, Z13
+	VMOVUPS.Z   (R11), K1, Z30
+	VFMADD231PS Z30, Z28, Z6
+	VFMADD231PS Z30, Z29, Z14
+	VMOVUPS.Z   (R11)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z7
+	VFMADD231PS Z30, Z29, Z15
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z4, Y30
-	VADDPS        Y30, Y4, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z5, Y30
-	VADDPS        Y30, Y5, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z6, Y30
-	VADDPS        Y30, Y6, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z7, Y30
-	VADDPS        Y30, Y7, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z8, Y30
-	VADDPS        Y30, Y8, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z9, Y30
-	VADDPS        Y30, Y9, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z10, Y30
-	VADDPS        Y30, Y10, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z11, Y30
-	VADDPS        Y30, Y11, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z12, Y30
-	VADDPS        Y30, Y12, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z13, Y30
-	VADDPS        Y30, Y13, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z14, Y30
-	VADDPS        Y30, Y14, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z15, Y30
-	VADDPS        Y30, Y15, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	ADDQ        AX, DI
+	REDUCE(Z2, Y2, DI)
+	ADDQ        AX, DI
+	REDUCE(Z3, Y3, DI)
+	ADDQ        AX, DI
+	REDUCE(Z4, Y4, DI)
+	ADDQ        AX, DI
+	REDUCE(Z5, Y5, DI)
+	ADDQ        AX, DI
+	REDUCE(Z6, Y6, DI)
+	ADDQ        AX, DI
+	REDUCE(Z7, Y7, DI)
+	REDUCE(Z8, Y8, DX)
+	ADDQ        AX, DX
+	REDUCE(Z9, Y9, DX)
+	ADDQ        AX, DX
+	REDUCE(Z10, Y10, DX)
+	ADDQ        AX, DX
+	REDUCE(Z11, Y11, DX)
+	ADDQ        AX, DX
+	REDUCE(Z12, Y12, DX)
+	ADDQ        AX, DX
+	REDUCE(Z13, Y13, DX)
+	ADDQ        AX, DX
+	REDUCE(Z14, Y14, DX)
+	ADDQ        AX, DX
+	REDUCE(Z15, Y15, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ9: J = 9.
 TEXT ·sdotZ9(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	LEAQ          (R8)(R9*2), R10
-	ADDQ          R9, R10
-	LEAQ          (R10)(R9*2), R11
-	ADDQ          R9, R11
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	VPXORD        Z4, Z4, Z4
-	VPXORD        Z5, Z5, Z5
-	VPXORD        Z6, Z6, Z6
-	VPXORD        Z7, Z7, Z7
-	VPXORD        Z8, Z8, Z8
-	VPXORD        Z9, Z9, Z9
-	VPXORD        Z10, Z10, Z10
-	VPXORD        Z11, Z11, Z11
-	VPXORD        Z12, Z12, Z12
-	VPXORD        Z13, Z13, Z13
-	VPXORD        Z14, Z14, Z14
-	VPXORD        Z15, Z15, Z15
-	VPXORD        Z16, Z16, Z16
-	VPXORD        Z17, Z17, Z17
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	LEAQ        (R8)(R9*2), R10
+	ADDQ        R9, R10
+	LEAQ        (R10)(R9*2), R11
+	ADDQ        R9, R11
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z4, Z4, Z4
+	VPXORD      Z5, Z5, Z5
+	VPXORD      Z6, Z6, Z6
+	VPXORD      Z7, Z7, Z7
+	VPXORD      Z8, Z8, Z8
+	VPXORD      Z9, Z9, Z9
+	VPXORD      Z10, Z10, Z10
+	VPXORD      Z11, Z11, Z11
+	VPXORD      Z12, Z12, Z12
+	VPXORD      Z13, Z13, Z13
+	VPXORD      Z14, Z14, Z14
+	VPXORD      Z15, Z15, Z15
+	VPXORD      Z16, Z16, Z16
+	VPXORD      Z17, Z17, Z17
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z9
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z10
-	VFMADD231PS   (R8)(R9*2), Z28, Z2
-	VFMADD231PS   (R8)(R9*2), Z29, Z11
-	VFMADD231PS   (R10), Z28, Z3
-	VFMADD231PS   (R10), Z29, Z12
-	VFMADD231PS   (R10)(R9*1), Z28, Z4
-	VFMADD231PS   (R10)(R9*1), Z29, Z13
-	VFMADD231PS   (R10)(R9*2), Z28, Z5
-	VFMADD231PS   (R10)(R9*2), Z29, Z14
-	VFMADD231PS   (R11), Z28, Z6
-	VFMADD231PS   (R11), Z29, Z15
-	VFMADD231PS   (R11)(R9*1), Z28, Z7
-	VFMADD231PS   (R11)(R9*1), Z29, Z16
-	VFMADD231PS   (R11)(R9*2), Z28, Z8
-	VFMADD231PS   (R11)(R9*2), Z29, Z17
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	ADDQ          $64, R10
-	ADDQ          $64, R11
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z9
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z10
+	VFMADD231PS (R8)(R9*2), Z28, Z2
+	VFMADD231PS (R8)(R9*2), Z29, Z11
+	VFMADD231PS (R10), Z28, Z3
+	VFMADD231PS (R10), Z29, Z12
+	VFMADD231PS (R10)(R9*1), Z28, Z4
+	VFMADD231PS (R10)(R9*1), Z29, Z13
+	VFMADD231PS (R10)(R9*2), Z28, Z5
+	VFMADD231PS (R10)(R9*2), Z29, Z14
+	VFMADD231PS (R11), Z28, Z6
+	VFMADD231PS (R11), Z29, Z15
+	VFMADD231PS (R11)(R9*1), Z28, Z7
+	VFMADD231PS (R11)(R9*1), Z29, Z16
+	VFMADD231PS (R11)(R9*2), Z28, Z8
+	VFMADD231PS (R11)(R9*2), Z29, Z17
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z9
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z10
-	VMOVUPS.Z     (R8)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z2
-	VFMADD231PS   Z30, Z29, Z11
-	VMOVUPS.Z     (R10), K1, Z30
-	VFMADD231PS   Z30, Z28, Z3
-	VFMADD231PS   Z30, Z29, Z12
-	VMOVUPS.Z     (R10)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z4
-	VFMADD231PS   Z30, Z29, Z13
-	VMOVUPS.Z     (R10)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z5
-	VFMADD231PS   Z30, Z29, Z14
-	VMOVUPS.Z     (R11), K1, Z30
-	VFMADD231PS   Z30, Z28, Z6
-	VFMADD231PS   Z30, Z29, Z15
-	VMOVUPS.Z     (R11)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z7
-	VFMADD231PS   Z30, Z29, Z16
-	VMOVUPS.Z     (R11)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z8
-	VFMADD231PS   Z30, Z29, Z17
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z9
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z10
+	VMOVUPS.Z   (R8)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z2
+	VFMADD231PS Z30, Z29, Z11
+	VMOVUPS.Z   (R10), K1, Z30
+	VFMADD231PS Z30, Z28, Z3
+	VFMADD231PS Z30, Z29, Z12
+	VMOVUPS.Z   (R10)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z4
+	VFMADD231PS Z30, Z29, Z13
+	VMOVUPS.Z   (R10)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z5
+	VFMADD231PS Z30, Z29, Z14
+	VMOVUPS.Z   (R11), K1, Z30
+	VFMADD231PS Z30, Z28, Z6
+	VFMADD231PS Z30, Z29, Z15
+	VMOVUPS.Z   (R11)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z7
+	VFMADD231PS Z30, Z29, Z16
+	VMOVUPS.Z   (R11)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z8
+	VFMADD231PS Z30, Z29, Z17
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z4, Y30
-	VADDPS        Y30, Y4, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z5, Y30
-	VADDPS        Y30, Y5, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z6, Y30
-	VADDPS        Y30, Y6, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z7, Y30
-	VADDPS        Y30, Y7, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z8, Y30
-	VADDPS        Y30, Y8, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z9, Y30
-	VADDPS        Y30, Y9, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z10, Y30
-	VADDPS        Y30, Y10, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z11, Y30
-	VADDPS        Y30, Y11, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z12, Y30
-	VADDPS        Y30, Y12, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z13, Y30
-	VADDPS        Y30, Y13, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z14, Y30
-	VADDPS        Y30, Y14, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z15, Y30
-	VADDPS        Y30, Y15, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z16, Y30
-	VADDPS        Y30, Y16, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z17, Y30
-	VADDPS        Y30, Y17, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	ADDQ        AX, DI
+	REDUCE(Z2, Y2, DI)
+	ADDQ        AX, DI
+	REDUCE(Z3, Y3, DI)
+	ADDQ        AX, DI
+	REDUCE(Z4, Y4, DI)
+	ADDQ        AX, DI
+	REDUCE(Z5, Y5, DI)
+	ADDQ        AX, DI
+	REDUCE(Z6, Y6, DI)
+	ADDQ        AX, DI
+	REDUCE(Z7, Y7, DI)
+	ADDQ        AX, DI
+	REDUCE(Z8, Y8, DI)
+	REDUCE(Z9, Y9, DX)
+	ADDQ        AX, DX
+	REDUCE(Z10, Y10, DX)
+	ADDQ        AX, DX
+	REDUCE(Z11, Y11, DX)
+	ADDQ        AX, DX
+	REDUCE(Z12, Y12, DX)
+	ADDQ        AX, DX
+	REDUCE(Z13, Y13, DX)
+	ADDQ        AX, DX
+	REDUCE(Z14, Y14, DX)
+	ADDQ        AX, DX
+	REDUCE(Z15, Y15, DX)
+	ADDQ        AX, DX
+	REDUCE(Z16, Y16, DX)
+	ADDQ        AX, DX
+	REDUCE(Z17, Y17, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ10: J = 10.
 TEXT ·sdotZ10(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	LEAQ          (R8)(R9*2), R10
-	ADDQ          R9, R10
-	LEAQ          (R10)(R9*2), R11
-	ADDQ          R9, R11
-	LEAQ          (R11)(R9*2), R12
-	ADDQ          R9, R12
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	VPXORD        Z4, Z4, Z4
-	VPXORD        Z5, Z5, Z5
-	VPXORD        Z6, Z6, Z6
-	VPXORD        Z7, Z7, Z7
-	VPXORD        Z8, Z8, Z8
-	VPXORD        Z9, Z9, Z9
-	VPXORD        Z10, Z10, Z10
-	VPXORD        Z11, Z11, Z11
-	VPXORD        Z12, Z12, Z12
-	VPXORD        Z13, Z13, Z13
-	VPXORD        Z14, Z14, Z14
-	VPXORD        Z15, Z15, Z15
-	VPXORD        Z16, Z16, Z16
-	VPXORD        Z17, Z17, Z17
-	VPXORD        Z18, Z18, Z18
-	VPXORD        Z19, Z19, Z19
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	LEAQ        (R8)(R9*2), R10
+	ADDQ        R9, R10
+	LEAQ        (R10)(R9*2), R11
+	ADDQ        R9, R11
+	LEAQ        (R11)(R9*2), R12
+	ADDQ        R9, R12
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z4, Z4, Z4
+	VPXORD      Z5, Z5, Z5
+	VPXORD      Z6, Z6, Z6
+	VPXORD      Z7, Z7, Z7
+	VPXORD      Z8, Z8, Z8
+	VPXORD      Z9, Z9, Z9
+	VPXORD      Z10, Z10, Z10
+	VPXORD      Z11, Z11, Z11
+	VPXORD      Z12, Z12, Z12
+	VPXORD      Z13, Z13, Z13
+	VPXORD      Z14, Z14, Z14
+	VPXORD      Z15, Z15, Z15
+	VPXORD      Z16, Z16, Z16
+	VPXORD      Z17, Z17, Z17
+	VPXORD      Z18, Z18, Z18
+	VPXORD      Z19, Z19, Z19
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z10
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z11
-	VFMADD231PS   (R8)(R9*2), Z28, Z2
-	VFMADD231PS   (R8)(R9*2), Z29, Z12
-	VFMADD231PS   (R10), Z28, Z3
-	VFMADD231PS   (R10), Z29, Z13
-	VFMADD231PS   (R10)(R9*1), Z28, Z4
-	VFMADD231PS   (R10)(R9*1), Z29, Z14
-	VFMADD231PS   (R10)(R9*2), Z28, Z5
-	VFMADD231PS   (R10)(R9*2), Z29, Z15
-	VFMADD231PS   (R11), Z28, Z6
-	VFMADD231PS   (R11), Z29, Z16
-	VFMADD231PS   (R11)(R9*1), Z28, Z7
-	VFMADD231PS   (R11)(R9*1), Z29, Z17
-	VFMADD231PS   (R11)(R9*2), Z28, Z8
-	VFMADD231PS   (R11)(R9*2), Z29, Z18
-	VFMADD231PS   (R12), Z28, Z9
-	VFMADD231PS   (R12), Z29, Z19
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	ADDQ          $64, R10
-	ADDQ          $64, R11
-	ADDQ          $64, R12
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z10
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z11
+	VFMADD231PS (R8)(R9*2), Z28, Z2
+	VFMADD231PS (R8)(R9*2), Z29, Z12
+	VFMADD231PS (R10), Z28, Z3
+	VFMADD231PS (R10), Z29, Z13
+	VFMADD231PS (R10)(R9*1), Z28, Z4
+	VFMADD231PS (R10)(R9*1), Z29, Z14
+	VFMADD231PS (R10)(R9*2), Z28, Z5
+	VFMADD231PS (R10)(R9*2), Z29, Z15
+	VFMADD231PS (R11), Z28, Z6
+	VFMADD231PS (R11), Z29, Z16
+	VFMADD231PS (R11)(R9*1), Z28, Z7
+	VFMADD231PS (R11)(R9*1), Z29, Z17
+	VFMADD231PS (R11)(R9*2), Z28, Z8
+	VFMADD231PS (R11)(R9*2), Z29, Z18
+	VFMADD231PS (R12), Z28, Z9
+	VFMADD231PS (R12), Z29, Z19
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	ADDQ        $64, R12
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z10
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z11
-	VMOVUPS.Z     (R8)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z2
-	VFMADD231PS   Z30, Z29, Z12
-	VMOVUPS.Z     (R10), K1, Z30
-	VFMADD231PS   Z30, Z28, Z3
-	VFMADD231PS   Z30, Z29, Z13
-	VMOVUPS.Z     (R10)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z4
-	VFMADD231PS   Z30, Z29, Z14
-	VMOVUPS.Z     (R10)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z5
-	VFMADD231PS   Z30, Z29, Z15
-	VMOVUPS.Z     (R11), K1, Z30
-	VFMADD231PS   Z30, Z28, Z6
-	VFMADD231PS   Z30, Z29, Z16
-	VMOVUPS.Z     (R11)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z7
-	VFMADD231PS   Z30, Z29, Z17
-	VMOVUPS.Z     (R11)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z8
-	VFMADD231PS   Z30, Z29, Z18
-	VMOVUPS.Z     (R12), K1, Z30
-	VFMADD231PS   Z30, Z28, Z9
-	VFMADD231PS   Z30, Z29, Z19
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z10
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z11
+	VMOVUPS.Z   (R8)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z2
+	VFMADD231PS Z30, Z29, Z12
+	VMOVUPS.Z   (R10), K1, Z30
+	VFMADD231PS Z30, Z28, Z3
+	VFMADD231PS Z30, Z29, Z13
+	VMOVUPS.Z   (R10)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z4
+	VFMADD231PS Z30, Z29, Z14
+	VMOVUPS.Z   (R10)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z5
+	VFMADD231PS Z30, Z29, Z15
+	VMOVUPS.Z   (R11), K1, Z30
+	VFMADD231PS Z30, Z28, Z6
+	VFMADD231PS Z30, Z29, Z16
+	VMOVUPS.Z   (R11)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z7
+	VFMADD231PS Z30, Z29, Z17
+	VMOVUPS.Z   (R11)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z8
+	VFMADD231PS Z30, Z29, Z18
+	VMOVUPS.Z   (R12), K1, Z30
+	VFMADD231PS Z30, Z28, Z9
+	VFMADD231PS Z30, Z29, Z19
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z4, Y30
-	VADDPS        Y30, Y4, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z5, Y30
-	VADDPS        Y30, Y5, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z6, Y30
-	VADDPS        Y30, Y6, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z7, Y30
-	VADDPS        Y30, Y7, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z8, Y30
-	VADDPS        Y30, Y8, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z9, Y30
-	VADDPS        Y30, Y9, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z10, Y30
-	VADDPS        Y30, Y10, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z11, Y30
-	VADDPS        Y30, Y11, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z12, Y30
-	VADDPS        Y30, Y12, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z13, Y30
-	VADDPS        Y30, Y13, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z14, Y30
-	VADDPS        Y30, Y14, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z15, Y30
-	VADDPS        Y30, Y15, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z16, Y30
-	VADDPS        Y30, Y16, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z17, Y30
-	VADDPS        Y30, Y17, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z18, Y30
-	VADDPS        Y30, Y18, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z19, Y30
-	VADDPS        Y30, Y19, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	ADDQ        AX, DI
+	REDUCE(Z2, Y2, DI)
+	ADDQ        AX, DI
+	REDUCE(Z3, Y3, DI)
+	ADDQ        AX, DI
+	REDUCE(Z4, Y4, DI)
+	ADDQ        AX, DI
+	REDUCE(Z5, Y5, DI)
+	ADDQ        AX, DI
+	REDUCE(Z6, Y6, DI)
+	ADDQ        AX, DI
+	REDUCE(Z7, Y7, DI)
+	ADDQ        AX, DI
+	REDUCE(Z8, Y8, DI)
+	ADDQ        AX, DI
+	REDUCE(Z9, Y9, DI)
+	REDUCE(Z10, Y10, DX)
+	ADDQ        AX, DX
+	REDUCE(Z11, Y11, DX)
+	ADDQ        AX, DX
+	REDUCE(Z12, Y12, DX)
+	ADDQ        AX, DX
+	REDUCE(Z13, Y13, DX)
+	ADDQ        AX, DX
+	REDUCE(Z14, Y14, DX)
+	ADDQ        AX, DX
+	REDUCE(Z15, Y15, DX)
+	ADDQ        AX, DX
+	REDUCE(Z16, Y16, DX)
+	ADDQ        AX, DX
+	REDUCE(Z17, Y17, DX)
+	ADDQ        AX, DX
+	REDUCE(Z18, Y18, DX)
+	ADDQ        AX, DX
+	REDUCE(Z19, Y19, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ11: J = 11.
 TEXT ·sdotZ11(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	LEAQ          (R8)(R9*2), R10
-	ADDQ          R9, R10
-	LEAQ          (R10)(R9*2), R11
-	ADDQ          R9, R11
-	LEAQ          (R11)(R9*2), R12
-	ADDQ          R9, R12
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	VPXORD        Z4, Z4, Z4
-	VPXORD        Z5, Z5, Z5
-	VPXORD        Z6, Z6, Z6
-	VPXORD        Z7, Z7, Z7
-	VPXORD        Z8, Z8, Z8
-	VPXORD        Z9, Z9, Z9
-	VPXORD        Z10, Z10, Z10
-	VPXORD        Z11, Z11, Z11
-	VPXORD        Z12, Z12, Z12
-	VPXORD        Z13, Z13, Z13
-	VPXORD        Z14, Z14, Z14
-	VPXORD        Z15, Z15, Z15
-	VPXORD        Z16, Z16, Z16
-	VPXORD        Z17, Z17, Z17
-	VPXORD        Z18, Z18, Z18
-	VPXORD        Z19, Z19, Z19
-	VPXORD        Z20, Z20, Z20
-	VPXORD        Z21, Z21, Z21
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	LEAQ        (R8)(R9*2), R10
+	ADDQ        R9, R10
+	LEAQ        (R10)(R9*2), R11
+	ADDQ        R9, R11
+	LEAQ        (R11)(R9*2), R12
+	ADDQ        R9, R12
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z4, Z4, Z4
+	VPXORD      Z5, Z5, Z5
+	VPXORD      Z6, Z6, Z6
+	VPXORD      Z7, Z7, Z7
+	VPXORD      Z8, Z8, Z8
+	VPXORD      Z9, Z9, Z9
+	VPXORD      Z10, Z10, Z10
+	VPXORD      Z11, Z11, Z11
+	VPXORD      Z12, Z12, Z12
+	VPXORD      Z13, Z13, Z13
+	VPXORD      Z14, Z14, Z14
+	VPXORD      Z15, Z15, Z15
+	VPXORD      Z16, Z16, Z16
+	VPXORD      Z17, Z17, Z17
+	VPXORD      Z18, Z18, Z18
+	VPXORD      Z19, Z19, Z19
+	VPXORD      Z20, Z20, Z20
+	VPXORD      Z21, Z21, Z21
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z11
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z12
-	VFMADD231PS   (R8)(R9*2), Z28, Z2
-	VFMADD231PS   (R8)(R9*2), Z29, Z13
-	VFMADD231PS   (R10), Z28, Z3
-	VFMADD231PS   (R10), Z29, Z14
-	VFMADD231PS   (R10)(R9*1), Z28, Z4
-	VFMADD231PS   (R10)(R9*1), Z29, Z15
-	VFMADD231PS   (R10)(R9*2), Z28, Z5
-	VFMADD231PS   (R10)(R9*2), Z29, Z16
-	VFMADD231PS   (R11), Z28, Z6
-	VFMADD231PS   (R11), Z29, Z17
-	VFMADD231PS   (R11)(R9*1), Z28, Z7
-	VFMADD231PS   (R11)(R9*1), Z29, Z18
-	VFMADD231PS   (R11)(R9*2), Z28, Z8
-	VFMADD231PS   (R11)(R9*2), Z29, Z19
-	VFMADD231PS   (R12), Z28, Z9
-	VFMADD231PS   (R12), Z29, Z20
-	VFMADD231PS   (R12)(R9*1), Z28, Z10
-	VFMADD231PS   (R12)(R9*1), Z29, Z21
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	ADDQ          $64, R10
-	ADDQ          $64, R11
-	ADDQ          $64, R12
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z11
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z12
+	VFMADD231PS (R8)(R9*2), Z28, Z2
+	VFMADD231PS (R8)(R9*2), Z29, Z13
+	VFMADD231PS (R10), Z28, Z3
+	VFMADD231PS (R10), Z29, Z14
+	VFMADD231PS (R10)(R9*1), Z28, Z4
+	VFMADD231PS (R10)(R9*1), Z29, Z15
+	VFMADD231PS (R10)(R9*2), Z28, Z5
+	VFMADD231PS (R10)(R9*2), Z29, Z16
+	VFMADD231PS (R11), Z28, Z6
+	VFMADD231PS (R11), Z29, Z17
+	VFMADD231PS (R11)(R9*1), Z28, Z7
+	VFMADD231PS (R11)(R9*1), Z29, Z18
+	VFMADD231PS (R11)(R9*2), Z28, Z8
+	VFMADD231PS (R11)(R9*2), Z29, Z19
+	VFMADD231PS (R12), Z28, Z9
+	VFMADD231PS (R12), Z29, Z20
+	VFMADD231PS (R12)(R9*1), Z28, Z10
+	VFMADD231PS (R12)(R9*1), Z29, Z21
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	ADDQ        $64, R12
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z11
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z12
-	VMOVUPS.Z     (R8)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z2
-	VFMADD231PS   Z30, Z29, Z13
-	VMOVUPS.Z     (R10), K1, Z30
-	VFMADD231PS   Z30, Z28, Z3
-	VFMADD231PS   Z30, Z29, Z14
-	VMOVUPS.Z     (R10)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z4
-	VFMADD231PS   Z30, Z29, Z15
-	VMOVUPS.Z     (R10)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z5
-	VFMADD231PS   Z30, Z29, Z16
-	VMOVUPS.Z     (R11), K1, Z30
-	VFMADD231PS   Z30, Z28, Z6
-	VFMADD231PS   Z30, Z29, Z17
-	VMOVUPS.Z     (R11)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z7
-	VFMADD231PS   Z30, Z29, Z18
-	VMOVUPS.Z     (R11)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z8
-	VFMADD231PS   Z30, Z29, Z19
-	VMOVUPS.Z     (R12), K1, Z30
-	VFMADD231PS   Z30, Z28, Z9
-	VFMADD231PS   Z30, Z29, Z20
-	VMOVUPS.Z     (R12)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z10
-	VFMADD231PS   Z30, Z29, Z21
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z11
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z12
+	VMOVUPS.Z   (R8)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z2
+	VFMADD231PS Z30, Z29, Z13
+	VMOVUPS.Z   (R10), K1, Z30
+	VFMADD231PS Z30, Z28, Z3
+	VFMADD231PS Z30, Z29, Z14
+	VMOVUPS.Z   (R10)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z4
+	VFMADD231PS Z30, Z29, Z15
+	VMOVUPS.Z   (R10)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z5
+	VFMADD231PS Z30, Z29, Z16
+	VMOVUPS.Z   (R11), K1, Z30
+	VFMADD231PS Z30, Z28, Z6
+	VFMADD231PS Z30, Z29, Z17
+	VMOVUPS.Z   (R11)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z7
+	VFMADD231PS Z30, Z29, Z18
+	VMOVUPS.Z   (R11)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z8
+	VFMADD231PS Z30, Z29, Z19
+	VMOVUPS.Z   (R12), K1, Z30
+	VFMADD231PS Z30, Z28, Z9
+	VFMADD231PS Z30, Z29, Z20
+	VMOVUPS.Z   (R12)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z10
+	VFMADD231PS Z30, Z29, Z21
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z4, Y30
-	VADDPS        Y30, Y4, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z5, Y30
-	VADDPS        Y30, Y5, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z6, Y30
-	VADDPS        Y30, Y6, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z7, Y30
-	VADDPS        Y30, Y7, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z8, Y30
-	VADDPS        Y30, Y8, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z9, Y30
-	VADDPS        Y30, Y9, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z10, Y30
-	VADDPS        Y30, Y10, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z11, Y30
-	VADDPS        Y30, Y11, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z12, Y30
-	VADDPS        Y30, Y12, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z13, Y30
-	VADDPS        Y30, Y13, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z14, Y30
-	VADDPS        Y30, Y14, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z15, Y30
-	VADDPS        Y30, Y15, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z16, Y30
-	VADDPS        Y30, Y16, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z17, Y30
-	VADDPS        Y30, Y17, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z18, Y30
-	VADDPS        Y30, Y18, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z19, Y30
-	VADDPS        Y30, Y19, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z20, Y30
-	VADDPS        Y30, Y20, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z21, Y30
-	VADDPS        Y30, Y21, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	ADDQ        AX, DI
+	REDUCE(Z2, Y2, DI)
+	ADDQ        AX, DI
+	REDUCE(Z3, Y3, DI)
+	ADDQ        AX, DI
+	REDUCE(Z4, Y4, DI)
+	ADDQ        AX, DI
+	REDUCE(Z5, Y5, DI)
+	ADDQ        AX, DI
+	REDUCE(Z6, Y6, DI)
+	ADDQ        AX, DI
+	REDUCE(Z7, Y7, DI)
+	ADDQ        AX, DI
+	REDUCE(Z8, Y8, DI)
+	ADDQ        AX, DI
+	REDUCE(Z9, Y9, DI)
+	ADDQ        AX, DI
+	REDUCE(Z10, Y10, DI)
+	REDUCE(Z11, Y11, DX)
+	ADDQ        AX, DX
+	REDUCE(Z12, Y12, DX)
+	ADDQ        AX, DX
+	REDUCE(Z13, Y13, DX)
+	ADDQ        AX, DX
+	REDUCE(Z14, Y14, DX)
+	ADDQ        AX, DX
+	REDUCE(Z15, Y15, DX)
+	ADDQ        AX, DX
+	REDUCE(Z16, Y16, DX)
+	ADDQ        AX, DX
+	REDUCE(Z17, Y17, DX)
+	ADDQ        AX, DX
+	REDUCE(Z18, Y18, DX)
+	ADDQ        AX, DX
+	REDUCE(Z19, Y19, DX)
+	ADDQ        AX, DX
+	REDUCE(Z20, Y20, DX)
+	ADDQ        AX, DX
+	REDUCE(Z21, Y21, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ12: J = 12.
 TEXT ·sdotZ12(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	LEAQ          (R8)(R9*2), R10
-	ADDQ          R9, R10
-	LEAQ          (R10)(R9*2), R11
-	ADDQ          R9, R11
-	LEAQ          (R11)(R9*2), R12
-	ADDQ          R9, R12
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	VPXORD        Z4, Z4, Z4
-	VPXORD        Z5, Z5, Z5
-	VPXORD        Z6, Z6, Z6
-	VPXORD        Z7, Z7, Z7
-	VPXORD        Z8, Z8, Z8
-	VPXORD        Z9, Z9, Z9
-	VPXORD        Z10, Z10, Z10
-	VPXORD        Z11, Z11, Z11
-	VPXORD        Z12, Z12, Z12
-	VPXORD        Z13, Z13, Z13
-	VPXORD        Z14, Z14, Z14
-	VPXORD        Z15, Z15, Z15
-	VPXORD        Z16, Z16, Z16
-	VPXORD        Z17, Z17, Z17
-	VPXORD        Z18, Z18, Z18
-	VPXORD        Z19, Z19, Z19
-	VPXORD        Z20, Z20, Z20
-	VPXORD        Z21, Z21, Z21
-	VPXORD        Z22, Z22, Z22
-	VPXORD        Z23, Z23, Z23
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	LEAQ        (R8)(R9*2), R10
+	ADDQ        R9, R10
+	LEAQ        (R10)(R9*2), R11
+	ADDQ        R9, R11
+	LEAQ        (R11)(R9*2), R12
+	ADDQ        R9, R12
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z4, Z4, Z4
+	VPXORD      Z5, Z5, Z5
+	VPXORD      Z6, Z6, Z6
+	VPXORD      Z7, Z7, Z7
+	VPXORD      Z8, Z8, Z8
+	VPXORD      Z9, Z9, Z9
+	VPXORD      Z10, Z10, Z10
+	VPXORD      Z11, Z11, Z11
+	VPXORD      Z12, Z12, Z12
+	VPXORD      Z13, Z13, Z13
+	VPXORD      Z14, Z14, Z14
+	VPXORD      Z15, Z15, Z15
+	VPXORD      Z16, Z16, Z16
+	VPXORD      Z17, Z17, Z17
+	VPXORD      Z18, Z18, Z18
+	VPXORD      Z19, Z19, Z19
+	VPXORD      Z20, Z20, Z20
+	VPXORD      Z21, Z21, Z21
+	VPXORD      Z22, Z22, Z22
+	VPXORD      Z23, Z23, Z23
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z12
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z13
-	VFMADD231PS   (R8)(R9*2), Z28, Z2
-	VFMADD231PS   (R8)(R9*2), Z29, Z14
-	VFMADD231PS   (R10), Z28, Z3
-	VFMADD231PS   (R10), Z29, Z15
-	VFMADD231PS   (R10)(R9*1), Z28, Z4
-	VFMADD231PS   (R10)(R9*1), Z29, Z16
-	VFMADD231PS   (R10)(R9*2), Z28, Z5
-	VFMADD231PS   (R10)(R9*2), Z29, Z17
-	VFMADD231PS   (R11), Z28, Z6
-	VFMADD231PS   (R11), Z29, Z18
-	VFMADD231PS   (R11)(R9*1), Z28, Z7
-	VFMADD231PS   (R11)(R9*1), Z29, Z19
-	VFMADD231PS   (R11)(R9*2), Z28, Z8
-	VFMADD231PS   (R11)(R9*2), Z29, Z20
-	VFMADD231PS   (R12), Z28, Z9
-	VFMADD231PS   (R12), Z29, Z21
-	VFMADD231PS   (R12)(R9*1), Z28, Z10
-	VFMADD231PS   (R12)(R9*1), Z29, Z22
-	VFMADD231PS   (R12)(R9*2), Z28, Z11
-	VFMADD231PS   (R12)(R9*2), Z29, Z23
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	ADDQ          $64, R10
-	ADDQ          $64, R11
-	ADDQ          $64, R12
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z12
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z13
+	VFMADD231PS (R8)(R9*2), Z28, Z2
+	VFMADD231PS (R8)(R9*2), Z29, Z14
+	VFMADD231PS (R10), Z28, Z3
+	VFMADD231PS (R10), Z29, Z15
+	VFMADD231PS (R10)(R9*1), Z28, Z4
+	VFMADD231PS (R10)(R9*1), Z29, Z16
+	VFMADD231PS (R10)(R9*2), Z28, Z5
+	VFMADD231PS (R10)(R9*2), Z29, Z17
+	VFMADD231PS (R11), Z28, Z6
+	VFMADD231PS (R11), Z29, Z18
+	VFMADD231PS (R11)(R9*1), Z28, Z7
+	VFMADD231PS (R11)(R9*1), Z29, Z19
+	VFMADD231PS (R11)(R9*2), Z28, Z8
+	VFMADD231PS (R11)(R9*2), Z29, Z20
+	VFMADD231PS (R12), Z28, Z9
+	VFMADD231PS (R12), Z29, Z21
+	VFMADD231PS (R12)(R9*1), Z28, Z10
+	VFMADD231PS (R12)(R9*1), Z29, Z22
+	VFMADD231PS (R12)(R9*2), Z28, Z11
+	VFMADD231PS (R12)(R9*2), Z29, Z23
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	ADDQ        $64, R12
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z12
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z13
-	VMOVUPS.Z     (R8)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z2
-	VFMADD231PS   Z30, Z29, Z14
-	VMOVUPS.Z     (R10), K1, Z30
-	VFMADD231PS   Z30, Z28, Z3
-	VFMADD231PS   Z30, Z29, Z15
-	VMOVUPS.Z     (R10)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z4
-	VFMADD231PS   Z30, Z29, Z16
-	VMOVUPS.Z     (R10)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z5
-	VFMADD231PS   Z30, Z29, Z17
-	VMOVUPS.Z     (R11), K1, Z30
-	VFMADD231PS   Z30, Z28, Z6
-	VFMADD231PS   Z30, Z29, Z18
-	VMOVUPS.Z     (R11)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z7
-	VFMADD231PS   Z30, Z29, Z19
-	VMOVUPS.Z     (R11)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z8
-	VFMADD231PS   Z30, Z29, Z20
-	VMOVUPS.Z     (R12), K1, Z30
-	VFMADD231PS   Z30, Z28, Z9
-	VFMADD231PS   Z30, Z29, Z21
-	VMOVUPS.Z     (R12)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z10
-	VFMADD231PS   Z30, Z29, Z22
-	VMOVUPS.Z     (R12)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z11
-	VFMADD231PS   Z30, Z29, Z23
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z12
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z13
+	VMOVUPS.Z   (R8)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z2
+	VFMADD231PS Z30, Z29, Z14
+	VMOVUPS.Z   (R10), K1, Z30
+	VFMADD231PS Z30, Z28, Z3
+	VFMADD231PS Z30, Z29, Z15
+	VMOVUPS.Z   (R10)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z4
+	VFMADD231PS Z30, Z29, Z16
+	VMOVUPS.Z   (R10)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z5
+	VFMADD231PS Z30, Z29, Z17
+	VMOVUPS.Z   (R11), K1, Z30
+	VFMADD231PS Z30, Z28, Z6
+	VFMADD231PS Z30, Z29, Z18
+	VMOVUPS.Z   (R11)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z7
+	VFMADD231PS Z30, Z29, Z19
+	VMOVUPS.Z   (R11)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z8
+	VFMADD231PS Z30, Z29, Z20
+	VMOVUPS.Z   (R12), K1, Z30
+	VFMADD231PS Z30, Z28, Z9
+	VFMADD231PS Z30, Z29, Z21
+	VMOVUPS.Z   (R12)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z10
+	VFMADD231PS Z30, Z29, Z22
+	VMOVUPS.Z   (R12)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z11
+	VFMADD231PS Z30, Z29, Z23
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z4, Y30
-	VADDPS        Y30, Y4, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z5, Y30
-	VADDPS        Y30, Y5, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z6, Y30
-	VADDPS        Y30, Y6, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z7, Y30
-	VADDPS        Y30, Y7, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z8, Y30
-	VADDPS        Y30, Y8, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z9, Y30
-	VADDPS        Y30, Y9, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z10, Y30
-	VADDPS        Y30, Y10, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z11, Y30
-	VADDPS        Y30, Y11, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z12, Y30
-	VADDPS        Y30, Y12, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z13, Y30
-	VADDPS        Y30, Y13, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z14, Y30
-	VADDPS        Y30, Y14, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z15, Y30
-	VADDPS        Y30, Y15, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z16, Y30
-	VADDPS        Y30, Y16, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z17, Y30
-	VADDPS        Y30, Y17, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z18, Y30
-	VADDPS        Y30, Y18, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z19, Y30
-	VADDPS        Y30, Y19, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z20, Y30
-	VADDPS        Y30, Y20, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z21, Y30
-	VADDPS        Y30, Y21, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z22, Y30
-	VADDPS        Y30, Y22, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z23, Y30
-	VADDPS        Y30, Y23, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	ADDQ        AX, DI
+	REDUCE(Z2, Y2, DI)
+	ADDQ        AX, DI
+	REDUCE(Z3, Y3, DI)
+	ADDQ        AX, DI
+	REDUCE(Z4, Y4, DI)
+	ADDQ        AX, DI
+	REDUCE(Z5, Y5, DI)
+	ADDQ        AX, DI
+	REDUCE(Z6, Y6, DI)
+	ADDQ        AX, DI
+	REDUCE(Z7, Y7, DI)
+	ADDQ        AX, DI
+	REDUCE(Z8, Y8, DI)
+	ADDQ        AX, DI
+	REDUCE(Z9, Y9, DI)
+	ADDQ        AX, DI
+	REDUCE(Z10, Y10, DI)
+	ADDQ        AX, DI
+	REDUCE(Z11, Y11, DI)
+	REDUCE(Z12, Y12, DX)
+	ADDQ        AX, DX
+	REDUCE(Z13, Y13, DX)
+	ADDQ        AX, DX
+	REDUCE(Z14, Y14, DX)
+	ADDQ        AX, DX
+	REDUCE(Z15, Y15, DX)
+	ADDQ        AX, DX
+	REDUCE(Z16, Y16, DX)
+	ADDQ        AX, DX
+	REDUCE(Z17, Y17, DX)
+	ADDQ        AX, DX
+	REDUCE(Z18, Y18, DX)
+	ADDQ        AX, DX
+	REDUCE(Z19, Y19, DX)
+	ADDQ        AX, DX
+	REDUCE(Z20, Y20, DX)
+	ADDQ        AX, DX
+	REDUCE(Z21, Y21, DX)
+	ADDQ        AX, DX
+	REDUCE(Z22, Y22, DX)
+	ADDQ        AX, DX
+	REDUCE(Z23, Y23, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ13: J = 13.
 TEXT ·sdotZ13(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	LEAQ          (R8)(R9*2), R10
-	ADDQ          R9, R10
-	LEAQ          (R10)(R9*2), R11
-	ADDQ          R9, R11
-	LEAQ          (R11)(R9*2), R12
-	ADDQ          R9, R12
-	LEAQ          (R12)(R9*2), BX
-	ADDQ          R9, BX
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	VPXORD        Z4, Z4, Z4
-	VPXORD        Z5, Z5, Z5
-	VPXORD        Z6, Z6, Z6
-	VPXORD        Z7, Z7, Z7
-	VPXORD        Z8, Z8, Z8
-	VPXORD        Z9, Z9, Z9
-	VPXORD        Z10, Z10, Z10
-	VPXORD        Z11, Z11, Z11
-	VPXORD        Z12, Z12, Z12
-	VPXORD        Z13, Z13, Z13
-	VPXORD        Z14, Z14, Z14
-	VPXORD        Z15, Z15, Z15
-	VPXORD        Z16, Z16, Z16
-	VPXORD        Z17, Z17, Z17
-	VPXORD        Z18, Z18, Z18
-	VPXORD        Z19, Z19, Z19
-	VPXORD        Z20, Z20, Z20
-	VPXORD        Z21, Z21, Z21
-	VPXORD        Z22, Z22, Z22
-	VPXORD        Z23, Z23, Z23
-	VPXORD        Z24, Z24, Z24
-	VPXORD        Z25, Z25, Z25
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	LEAQ        (R8)(R9*2), R10
+	ADDQ        R9, R10
+	LEAQ        (R10)(R9*2), R11
+	ADDQ        R9, R11
+	LEAQ        (R11)(R9*2), R12
+	ADDQ        R9, R12
+	LEAQ        (R12)(R9*2), BX
+	ADDQ        R9, BX
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z4, Z4, Z4
+	VPXORD      Z5, Z5, Z5
+	VPXORD      Z6, Z6, Z6
+	VPXORD      Z7, Z7, Z7
+	VPXORD      Z8, Z8, Z8
+	VPXORD      Z9, Z9, Z9
+	VPXORD      Z10, Z10, Z10
+	VPXORD      Z11, Z11, Z11
+	VPXORD      Z12, Z12, Z12
+	VPXORD      Z13, Z13, Z13
+	VPXORD      Z14, Z14, Z14
+	VPXORD      Z15, Z15, Z15
+	VPXORD      Z16, Z16, Z16
+	VPXORD      Z17, Z17, Z17
+	VPXORD      Z18, Z18, Z18
+	VPXORD      Z19, Z19, Z19
+	VPXORD      Z20, Z20, Z20
+	VPXORD      Z21, Z21, Z21
+	VPXORD      Z22, Z22, Z22
+	VPXORD      Z23, Z23, Z23
+	VPXORD      Z24, Z24, Z24
+	VPXORD      Z25, Z25, Z25
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z13
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z14
-	VFMADD231PS   (R8)(R9*2), Z28, Z2
-	VFMADD231PS   (R8)(R9*2), Z29, Z15
-	VFMADD231PS   (R10), Z28, Z3
-	VFMADD231PS   (R10), Z29, Z16
-	VFMADD231PS   (R10)(R9*1), Z28, Z4
-	VFMADD231PS   (R10)(R9*1), Z29, Z17
-	VFMADD231PS   (R10)(R9*2), Z28, Z5
-	VFMADD231PS   (R10)(R9*2), Z29, Z18
-	VFMADD231PS   (R11), Z28, Z6
-	VFMADD231PS   (R11), Z29, Z19
-	VFMADD231PS   (R11)(R9*1), Z28, Z7
-	VFMADD231PS   (R11)(R9*1), Z29, Z20
-	VFMADD231PS   (R11)(R9*2), Z28, Z8
-	VFMADD231PS   (R11)(R9*2), Z29, Z21
-	VFMADD231PS   (R12), Z28, Z9
-	VFMADD231PS   (R12), Z29, Z22
-	VFMADD231PS   (R12)(R9*1), Z28, Z10
-	VFMADD231PS   (R12)(R9*1), Z29, Z23
-	VFMADD231PS   (R12)(R9*2), Z28, Z11
-	VFMADD231PS   (R12)(R9*2), Z29, Z24
-	VFMADD231PS   (BX), Z28, Z12
-	VFMADD231PS   (BX), Z29, Z25
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	ADDQ          $64, R10
-	ADDQ          $64, R11
-	ADDQ          $64, R12
-	ADDQ          $64, BX
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z13
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z14
+	VFMADD231PS (R8)(R9*2), Z28, Z2
+	VFMADD231PS (R8)(R9*2), Z29, Z15
+	VFMADD231PS (R10), Z28, Z3
+	VFMADD231PS (R10), Z29, Z16
+	VFMADD231PS (R10)(R9*1), Z28, Z4
+	VFMADD231PS (R10)(R9*1), Z29, Z17
+	VFMADD231PS (R10)(R9*2), Z28, Z5
+	VFMADD231PS (R10)(R9*2), Z29, Z18
+	VFMADD231PS (R11), Z28, Z6
+	VFMADD231PS (R11), Z29, Z19
+	VFMADD231PS (R11)(R9*1), Z28, Z7
+	VFMADD231PS (R11)(R9*1), Z29, Z20
+	VFMADD231PS (R11)(R9*2), Z28, Z8
+	VFMADD231PS (R11)(R9*2), Z29, Z21
+	VFMADD231PS (R12), Z28, Z9
+	VFMADD231PS (R12), Z29, Z22
+	VFMADD231PS (R12)(R9*1), Z28, Z10
+	VFMADD231PS (R12)(R9*1), Z29, Z23
+	VFMADD231PS (R12)(R9*2), Z28, Z11
+	VFMADD231PS (R12)(R9*2), Z29, Z24
+	VFMADD231PS (BX), Z28, Z12
+	VFMADD231PS (BX), Z29, Z25
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	ADDQ        $64, R12
+	ADDQ        $64, BX
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z13
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z14
-	VMOVUPS.Z     (R8)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z2
-	VFMADD231PS   Z30, Z29, Z15
-	VMOVUPS.Z     (R10), K1, Z30
-	VFMADD231PS   Z30, Z28, Z3
-	VFMADD231PS   Z30, Z29, Z16
-	VMOVUPS.Z     (R10)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z4
-	VFMADD231PS   Z30, Z29, Z17
-	VMOVUPS.Z     (R10)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z5
-	VFMADD231PS   Z30, Z29, Z18
-	VMOVUPS.Z     (R11), K1, Z30
-	VFMADD231PS   Z30, Z28, Z6
-	VFMADD231PS   Z30, Z29, Z19
-	VMOVUPS.Z     (R11)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z7
-	VFMADD231PS   Z30, Z29, Z20
-	VMOVUPS.Z     (R11)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z8
-	VFMADD231PS   Z30, Z29, Z21
-	VMOVUPS.Z     (R12), K1, Z30
-	VFMADD231PS   Z30, Z28, Z9
-	VFMADD231PS   Z30, Z29, Z22
-	VMOVUPS.Z     (R12)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z10
-	VFMADD231PS   Z30, Z29, Z23
-	VMOVUPS.Z     (R12)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z11
-	VFMADD231PS   Z30, Z29, Z24
-	VMOVUPS.Z     (BX), K1, Z30
-	VFMADD231PS   Z30, Z28, Z12
-	VFMADD231PS   Z30, Z29, Z25
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z13
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z14
+	VMOVUPS.Z   (R8)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z2
+	VFMADD231PS Z30, Z29, Z15
+	VMOVUPS.Z   (R10), K1, Z30
+	VFMADD231PS Z30, Z28, Z3
+	VFMADD231PS Z30, Z29, Z16
+	VMOVUPS.Z   (R10)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z4
+	VFMADD231PS Z30, Z29, Z17
+	VMOVUPS.Z   (R10)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z5
+	VFMADD231PS Z30, Z29, Z18
+	VMOVUPS.Z   (R11), K1, Z30
+	VFMADD231PS Z30, Z28, Z6
+	VFMADD231PS Z30, Z29, Z19
+	VMOVUPS.Z   (R11)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z7
+	VFMADD231PS Z30, Z29, Z20
+	VMOVUPS.Z   (R11)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z8
+	VFMADD231PS Z30, Z29, Z21
+	VMOVUPS.Z   (R12), K1, Z30
+	VFMADD231PS Z30, Z28, Z9
+	VFMADD231PS Z30, Z29, Z22
+	VMOVUPS.Z   (R12)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z10
+	VFMADD231PS Z30, Z29, Z23
+	VMOVUPS.Z   (R12)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z11
+	VFMADD231PS Z30, Z29, Z24
+	VMOVUPS.Z   (BX), K1, Z30
+	VFMADD231PS Z30, Z28, Z12
+	VFMADD231PS Z30, Z29, Z25
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z4, Y30
-	VADDPS        Y30, Y4, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z5, Y30
-	VADDPS        Y30, Y5, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z6, Y30
-	VADDPS        Y30, Y6, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z7, Y30
-	VADDPS        Y30, Y7, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z8, Y30
-	VADDPS        Y30, Y8, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z9, Y30
-	VADDPS        Y30, Y9, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z10, Y30
-	VADDPS        Y30, Y10, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z11, Y30
-	VADDPS        Y30, Y11, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z12, Y30
-	VADDPS        Y30, Y12, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z13, Y30
-	VADDPS        Y30, Y13, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z14, Y30
-	VADDPS        Y30, Y14, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z15, Y30
-	VADDPS        Y30, Y15, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z16, Y30
-	VADDPS        Y30, Y16, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z17, Y30
-	VADDPS        Y30, Y17, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z18, Y30
-	VADDPS        Y30, Y18, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z19, Y30
-	VADDPS        Y30, Y19, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z20, Y30
-	VADDPS        Y30, Y20, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z21, Y30
-	VADDPS        Y30, Y21, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z22, Y30
-	VADDPS        Y30, Y22, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z23, Y30
-	VADDPS        Y30, Y23, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z24, Y30
-	VADDPS        Y30, Y24, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z25, Y30
-	VADDPS        Y30, Y25, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	ADDQ        AX, DI
+	REDUCE(Z2, Y2, DI)
+	ADDQ        AX, DI
+	REDUCE(Z3, Y3, DI)
+	ADDQ        AX, DI
+	REDUCE(Z4, Y4, DI)
+	ADDQ        AX, DI
+	REDUCE(Z5, Y5, DI)
+	ADDQ        AX, DI
+	REDUCE(Z6, Y6, DI)
+	ADDQ        AX, DI
+	REDUCE(Z7, Y7, DI)
+	ADDQ        AX, DI
+	REDUCE(Z8, Y8, DI)
+	ADDQ        AX, DI
+	REDUCE(Z9, Y9, DI)
+	ADDQ        AX, DI
+	REDUCE(Z10, Y10, DI)
+	ADDQ        AX, DI
+	REDUCE(Z11, Y11, DI)
+	ADDQ        AX, DI
+	REDUCE(Z12, Y12, DI)
+	REDUCE(Z13, Y13, DX)
+	ADDQ        AX, DX
+	REDUCE(Z14, Y14, DX)
+	ADDQ        AX, DX
+	REDUCE(Z15, Y15, DX)
+	ADDQ        AX, DX
+	REDUCE(Z16, Y16, DX)
+	ADDQ        AX, DX
+	REDUCE(Z17, Y17, DX)
+	ADDQ        AX, DX
+	REDUCE(Z18, Y18, DX)
+	ADDQ        AX, DX
+	REDUCE(Z19, Y19, DX)
+	ADDQ        AX, DX
+	REDUCE(Z20, Y20, DX)
+	ADDQ        AX, DX
+	REDUCE(Z21, Y21, DX)
+	ADDQ        AX, DX
+	REDUCE(Z22, Y22, DX)
+	ADDQ        AX, DX
+	REDUCE(Z23, Y23, DX)
+	ADDQ        AX, DX
+	REDUCE(Z24, Y24, DX)
+	ADDQ        AX, DX
+	REDUCE(Z25, Y25, DX)
 	VZEROUPPER
 	RET
 
 // func sdotZ14: J = 14.
 TEXT ·sdotZ14(SB), NOSPLIT, $0-64
-	MOVQ          a+8(FP), SI
-	MOVQ          lda+16(FP), R13
-	SHLQ          $2, R13
-	MOVQ          b+24(FP), R8
-	MOVQ          ldb+32(FP), R9
-	SHLQ          $2, R9
-	LEAQ          (R8)(R9*2), R10
-	ADDQ          R9, R10
-	LEAQ          (R10)(R9*2), R11
-	ADDQ          R9, R11
-	LEAQ          (R11)(R9*2), R12
-	ADDQ          R9, R12
-	LEAQ          (R12)(R9*2), BX
-	ADDQ          R9, BX
-	VPXORD        Z0, Z0, Z0
-	VPXORD        Z1, Z1, Z1
-	VPXORD        Z2, Z2, Z2
-	VPXORD        Z3, Z3, Z3
-	VPXORD        Z4, Z4, Z4
-	VPXORD        Z5, Z5, Z5
-	VPXORD        Z6, Z6, Z6
-	VPXORD        Z7, Z7, Z7
-	VPXORD        Z8, Z8, Z8
-	VPXORD        Z9, Z9, Z9
-	VPXORD        Z10, Z10, Z10
-	VPXORD        Z11, Z11, Z11
-	VPXORD        Z12, Z12, Z12
-	VPXORD        Z13, Z13, Z13
-	VPXORD        Z14, Z14, Z14
-	VPXORD        Z15, Z15, Z15
-	VPXORD        Z16, Z16, Z16
-	VPXORD        Z17, Z17, Z17
-	VPXORD        Z18, Z18, Z18
-	VPXORD        Z19, Z19, Z19
-	VPXORD        Z20, Z20, Z20
-	VPXORD        Z21, Z21, Z21
-	VPXORD        Z22, Z22, Z22
-	VPXORD        Z23, Z23, Z23
-	VPXORD        Z24, Z24, Z24
-	VPXORD        Z25, Z25, Z25
-	VPXORD        Z26, Z26, Z26
-	VPXORD        Z27, Z27, Z27
-	MOVQ          k+0(FP), CX
-	SHRQ          $4, CX
-	JZ            tail
+	MOVQ        a+8(FP), SI
+	MOVQ        lda+16(FP), R13
+	SHLQ        $2, R13
+	MOVQ        b+24(FP), R8
+	MOVQ        ldb+32(FP), R9
+	SHLQ        $2, R9
+	LEAQ        (R8)(R9*2), R10
+	ADDQ        R9, R10
+	LEAQ        (R10)(R9*2), R11
+	ADDQ        R9, R11
+	LEAQ        (R11)(R9*2), R12
+	ADDQ        R9, R12
+	LEAQ        (R12)(R9*2), BX
+	ADDQ        R9, BX
+	VPXORD      Z0, Z0, Z0
+	VPXORD      Z1, Z1, Z1
+	VPXORD      Z2, Z2, Z2
+	VPXORD      Z3, Z3, Z3
+	VPXORD      Z4, Z4, Z4
+	VPXORD      Z5, Z5, Z5
+	VPXORD      Z6, Z6, Z6
+	VPXORD      Z7, Z7, Z7
+	VPXORD      Z8, Z8, Z8
+	VPXORD      Z9, Z9, Z9
+	VPXORD      Z10, Z10, Z10
+	VPXORD      Z11, Z11, Z11
+	VPXORD      Z12, Z12, Z12
+	VPXORD      Z13, Z13, Z13
+	VPXORD      Z14, Z14, Z14
+	VPXORD      Z15, Z15, Z15
+	VPXORD      Z16, Z16, Z16
+	VPXORD      Z17, Z17, Z17
+	VPXORD      Z18, Z18, Z18
+	VPXORD      Z19, Z19, Z19
+	VPXORD      Z20, Z20, Z20
+	VPXORD      Z21, Z21, Z21
+	VPXORD      Z22, Z22, Z22
+	VPXORD      Z23, Z23, Z23
+	VPXORD      Z24, Z24, Z24
+	VPXORD      Z25, Z25, Z25
+	VPXORD      Z26, Z26, Z26
+	VPXORD      Z27, Z27, Z27
+	MOVQ        k+0(FP), CX
+	SHRQ        $4, CX
+	JZ          tail
 
 loop:
-	VMOVUPS       (SI), Z28
-	VMOVUPS       (SI)(R13*1), Z29
-	VFMADD231PS   (R8), Z28, Z0
-	VFMADD231PS   (R8), Z29, Z14
-	VFMADD231PS   (R8)(R9*1), Z28, Z1
-	VFMADD231PS   (R8)(R9*1), Z29, Z15
-	VFMADD231PS   (R8)(R9*2), Z28, Z2
-	VFMADD231PS   (R8)(R9*2), Z29, Z16
-	VFMADD231PS   (R10), Z28, Z3
-	VFMADD231PS   (R10), Z29, Z17
-	VFMADD231PS   (R10)(R9*1), Z28, Z4
-	VFMADD231PS   (R10)(R9*1), Z29, Z18
-	VFMADD231PS   (R10)(R9*2), Z28, Z5
-	VFMADD231PS   (R10)(R9*2), Z29, Z19
-	VFMADD231PS   (R11), Z28, Z6
-	VFMADD231PS   (R11), Z29, Z20
-	VFMADD231PS   (R11)(R9*1), Z28, Z7
-	VFMADD231PS   (R11)(R9*1), Z29, Z21
-	VFMADD231PS   (R11)(R9*2), Z28, Z8
-	VFMADD231PS   (R11)(R9*2), Z29, Z22
-	VFMADD231PS   (R12), Z28, Z9
-	VFMADD231PS   (R12), Z29, Z23
-	VFMADD231PS   (R12)(R9*1), Z28, Z10
-	VFMADD231PS   (R12)(R9*1), Z29, Z24
-	VFMADD231PS   (R12)(R9*2), Z28, Z11
-	VFMADD231PS   (R12)(R9*2), Z29, Z25
-	VFMADD231PS   (BX), Z28, Z12
-	VFMADD231PS   (BX), Z29, Z26
-	VFMADD231PS   (BX)(R9*1), Z28, Z13
-	VFMADD231PS   (BX)(R9*1), Z29, Z27
-	ADDQ          $64, SI
-	ADDQ          $64, R8
-	ADDQ          $64, R10
-	ADDQ          $64, R11
-	ADDQ          $64, R12
-	ADDQ          $64, BX
-	DECQ          CX
-	JNZ           loop
+	VMOVUPS     (SI), Z28
+	VMOVUPS     (SI)(R13*1), Z29
+	VFMADD231PS (R8), Z28, Z0
+	VFMADD231PS (R8), Z29, Z14
+	VFMADD231PS (R8)(R9*1), Z28, Z1
+	VFMADD231PS (R8)(R9*1), Z29, Z15
+	VFMADD231PS (R8)(R9*2), Z28, Z2
+	VFMADD231PS (R8)(R9*2), Z29, Z16
+	VFMADD231PS (R10), Z28, Z3
+	VFMADD231PS (R10), Z29, Z17
+	VFMADD231PS (R10)(R9*1), Z28, Z4
+	VFMADD231PS (R10)(R9*1), Z29, Z18
+	VFMADD231PS (R10)(R9*2), Z28, Z5
+	VFMADD231PS (R10)(R9*2), Z29, Z19
+	VFMADD231PS (R11), Z28, Z6
+	VFMADD231PS (R11), Z29, Z20
+	VFMADD231PS (R11)(R9*1), Z28, Z7
+	VFMADD231PS (R11)(R9*1), Z29, Z21
+	VFMADD231PS (R11)(R9*2), Z28, Z8
+	VFMADD231PS (R11)(R9*2), Z29, Z22
+	VFMADD231PS (R12), Z28, Z9
+	VFMADD231PS (R12), Z29, Z23
+	VFMADD231PS (R12)(R9*1), Z28, Z10
+	VFMADD231PS (R12)(R9*1), Z29, Z24
+	VFMADD231PS (R12)(R9*2), Z28, Z11
+	VFMADD231PS (R12)(R9*2), Z29, Z25
+	VFMADD231PS (BX), Z28, Z12
+	VFMADD231PS (BX), Z29, Z26
+	VFMADD231PS (BX)(R9*1), Z28, Z13
+	VFMADD231PS (BX)(R9*1), Z29, Z27
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	ADDQ        $64, R12
+	ADDQ        $64, BX
+	DECQ        CX
+	JNZ         loop
 
 tail:
-	MOVQ          k+0(FP), CX
-	ANDQ          $15, CX
-	JZ            reduce
-	MOVL          $1, AX
-	SHLL          CX, AX
-	DECL          AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z28
-	VMOVUPS.Z     (SI)(R13*1), K1, Z29
-	VMOVUPS.Z     (R8), K1, Z30
-	VFMADD231PS   Z30, Z28, Z0
-	VFMADD231PS   Z30, Z29, Z14
-	VMOVUPS.Z     (R8)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z1
-	VFMADD231PS   Z30, Z29, Z15
-	VMOVUPS.Z     (R8)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z2
-	VFMADD231PS   Z30, Z29, Z16
-	VMOVUPS.Z     (R10), K1, Z30
-	VFMADD231PS   Z30, Z28, Z3
-	VFMADD231PS   Z30, Z29, Z17
-	VMOVUPS.Z     (R10)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z4
-	VFMADD231PS   Z30, Z29, Z18
-	VMOVUPS.Z     (R10)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z5
-	VFMADD231PS   Z30, Z29, Z19
-	VMOVUPS.Z     (R11), K1, Z30
-	VFMADD231PS   Z30, Z28, Z6
-	VFMADD231PS   Z30, Z29, Z20
-	VMOVUPS.Z     (R11)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z7
-	VFMADD231PS   Z30, Z29, Z21
-	VMOVUPS.Z     (R11)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z8
-	VFMADD231PS   Z30, Z29, Z22
-	VMOVUPS.Z     (R12), K1, Z30
-	VFMADD231PS   Z30, Z28, Z9
-	VFMADD231PS   Z30, Z29, Z23
-	VMOVUPS.Z     (R12)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z10
-	VFMADD231PS   Z30, Z29, Z24
-	VMOVUPS.Z     (R12)(R9*2), K1, Z30
-	VFMADD231PS   Z30, Z28, Z11
-	VFMADD231PS   Z30, Z29, Z25
-	VMOVUPS.Z     (BX), K1, Z30
-	VFMADD231PS   Z30, Z28, Z12
-	VFMADD231PS   Z30, Z29, Z26
-	VMOVUPS.Z     (BX)(R9*1), K1, Z30
-	VFMADD231PS   Z30, Z28, Z13
-	VFMADD231PS   Z30, Z29, Z27
+	MOVQ        k+0(FP), CX
+	ANDQ        $15, CX
+	JZ          reduce
+	MOVL        $1, AX
+	SHLL        CX, AX
+	DECL        AX
+	KMOVW       AX, K1
+	VMOVUPS.Z   (SI), K1, Z28
+	VMOVUPS.Z   (SI)(R13*1), K1, Z29
+	VMOVUPS.Z   (R8), K1, Z30
+	VFMADD231PS Z30, Z28, Z0
+	VFMADD231PS Z30, Z29, Z14
+	VMOVUPS.Z   (R8)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z1
+	VFMADD231PS Z30, Z29, Z15
+	VMOVUPS.Z   (R8)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z2
+	VFMADD231PS Z30, Z29, Z16
+	VMOVUPS.Z   (R10), K1, Z30
+	VFMADD231PS Z30, Z28, Z3
+	VFMADD231PS Z30, Z29, Z17
+	VMOVUPS.Z   (R10)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z4
+	VFMADD231PS Z30, Z29, Z18
+	VMOVUPS.Z   (R10)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z5
+	VFMADD231PS Z30, Z29, Z19
+	VMOVUPS.Z   (R11), K1, Z30
+	VFMADD231PS Z30, Z28, Z6
+	VFMADD231PS Z30, Z29, Z20
+	VMOVUPS.Z   (R11)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z7
+	VFMADD231PS Z30, Z29, Z21
+	VMOVUPS.Z   (R11)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z8
+	VFMADD231PS Z30, Z29, Z22
+	VMOVUPS.Z   (R12), K1, Z30
+	VFMADD231PS Z30, Z28, Z9
+	VFMADD231PS Z30, Z29, Z23
+	VMOVUPS.Z   (R12)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z10
+	VFMADD231PS Z30, Z29, Z24
+	VMOVUPS.Z   (R12)(R9*2), K1, Z30
+	VFMADD231PS Z30, Z28, Z11
+	VFMADD231PS Z30, Z29, Z25
+	VMOVUPS.Z   (BX), K1, Z30
+	VFMADD231PS Z30, Z28, Z12
+	VFMADD231PS Z30, Z29, Z26
+	VMOVUPS.Z   (BX)(R9*1), K1, Z30
+	VFMADD231PS Z30, Z28, Z13
+	VFMADD231PS Z30, Z29, Z27
 
 reduce:
-	MOVQ          c+40(FP), DI
-	MOVQ          ldc+48(FP), DX
-	SHLQ          $2, DX
-	MOVQ          cs+56(FP), AX
-	SHLQ          $2, AX
-	LEAQ          (DI)(DX*1), DX
-	VEXTRACTF64X4 $1, Z0, Y30
-	VADDPS        Y30, Y0, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z1, Y30
-	VADDPS        Y30, Y1, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z2, Y30
-	VADDPS        Y30, Y2, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z3, Y30
-	VADDPS        Y30, Y3, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z4, Y30
-	VADDPS        Y30, Y4, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z5, Y30
-	VADDPS        Y30, Y5, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z6, Y30
-	VADDPS        Y30, Y6, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z7, Y30
-	VADDPS        Y30, Y7, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z8, Y30
-	VADDPS        Y30, Y8, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z9, Y30
-	VADDPS        Y30, Y9, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z10, Y30
-	VADDPS        Y30, Y10, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z11, Y30
-	VADDPS        Y30, Y11, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z12, Y30
-	VADDPS        Y30, Y12, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	ADDQ          AX, DI
-	VEXTRACTF64X4 $1, Z13, Y30
-	VADDPS        Y30, Y13, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DI)
-	VEXTRACTF64X4 $1, Z14, Y30
-	VADDPS        Y30, Y14, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z15, Y30
-	VADDPS        Y30, Y15, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z16, Y30
-	VADDPS        Y30, Y16, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z17, Y30
-	VADDPS        Y30, Y17, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z18, Y30
-	VADDPS        Y30, Y18, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z19, Y30
-	VADDPS        Y30, Y19, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z20, Y30
-	VADDPS        Y30, Y20, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z21, Y30
-	VADDPS        Y30, Y21, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z22, Y30
-	VADDPS        Y30, Y22, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z23, Y30
-	VADDPS        Y30, Y23, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z24, Y30
-	VADDPS        Y30, Y24, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z25, Y30
-	VADDPS        Y30, Y25, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z26, Y30
-	VADDPS        Y30, Y26, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
-	ADDQ          AX, DX
-	VEXTRACTF64X4 $1, Z27, Y30
-	VADDPS        Y30, Y27, Y30
-	VEXTRACTF32X4 $1, Y30, X31
-	VADDPS        X31, X30, X30
-	VMOVHLPS      X30, X30, X31
-	VADDPS        X31, X30, X30
-	VMOVSHDUP     X30, X31
-	VADDSS        X31, X30, X30
-	VMOVSS        X30, (DX)
+	MOVQ        c+40(FP), DI
+	MOVQ        ldc+48(FP), DX
+	SHLQ        $2, DX
+	MOVQ        cs+56(FP), AX
+	SHLQ        $2, AX
+	LEAQ        (DI)(DX*1), DX
+	REDUCE(Z0, Y0, DI)
+	ADDQ        AX, DI
+	REDUCE(Z1, Y1, DI)
+	ADDQ        AX, DI
+	REDUCE(Z2, Y2, DI)
+	ADDQ        AX, DI
+	REDUCE(Z3, Y3, DI)
+	ADDQ        AX, DI
+	REDUCE(Z4, Y4, DI)
+	ADDQ        AX, DI
+	REDUCE(Z5, Y5, DI)
+	ADDQ        AX, DI
+	REDUCE(Z6, Y6, DI)
+	ADDQ        AX, DI
+	REDUCE(Z7, Y7, DI)
+	ADDQ        AX, DI
+	REDUCE(Z8, Y8, DI)
+	ADDQ        AX, DI
+	REDUCE(Z9, Y9, DI)
+	ADDQ        AX, DI
+	REDUCE(Z10, Y10, DI)
+	ADDQ        AX, DI
+	REDUCE(Z11, Y11, DI)
+	ADDQ        AX, DI
+	REDUCE(Z12, Y12, DI)
+	ADDQ        AX, DI
+	REDUCE(Z13, Y13, DI)
+	REDUCE(Z14, Y14, DX)
+	ADDQ        AX, DX
+	REDUCE(Z15, Y15, DX)
+	ADDQ        AX, DX
+	REDUCE(Z16, Y16, DX)
+	ADDQ        AX, DX
+	REDUCE(Z17, Y17, DX)
+	ADDQ        AX, DX
+	REDUCE(Z18, Y18, DX)
+	ADDQ        AX, DX
+	REDUCE(Z19, Y19, DX)
+	ADDQ        AX, DX
+	REDUCE(Z20, Y20, DX)
+	ADDQ        AX, DX
+	REDUCE(Z21, Y21, DX)
+	ADDQ        AX, DX
+	REDUCE(Z22, Y22, DX)
+	ADDQ        AX, DX
+	REDUCE(Z23, Y23, DX)
+	ADDQ        AX, DX
+	REDUCE(Z24, Y24, DX)
+	ADDQ        AX, DX
+	REDUCE(Z25, Y25, DX)
+	ADDQ        AX, DX
+	REDUCE(Z26, Y26, DX)
+	ADDQ        AX, DX
+	REDUCE(Z27, Y27, DX)
 	VZEROUPPER
 	RET

@@ -78,34 +78,41 @@ def kernel(J):
     for i, p in ((0, 'DI'), (1, 'DX')):
         for j in range(J):
             z = acc(i, j)
-            n = z[1:]
-            lines += [
-                f'VEXTRACTF64X4 $1, {z}, Y30',
-                f'VADDPS Y30, Y{n}, Y30',
-                'VEXTRACTF32X4 $1, Y30, X31',
-                'VADDPS X31, X30, X30',
-                'VMOVHLPS X30, X30, X31',
-                'VADDPS X31, X30, X30',
-                'VMOVSHDUP X30, X31',
-                'VADDSS X31, X30, X30',
-                f'VMOVSS X30, ({p})',
-            ]
+            lines.append(f'\tREDUCE({z}, Y{z[1:]}, {p})')
             if j < J - 1:
                 lines.append(f'ADDQ AX, {p}')
     lines += ['VZEROUPPER', 'RET']
     out = [f'// func sdotZ{J}: J = {J}.', f'TEXT ·sdotZ{J}(SB), NOSPLIT, $0-64']
-    w = max(len(l.split(' ', 1)[0]) for l in lines if not l.endswith(':'))
+    w = max(len(l.split(' ', 1)[0]) for l in lines if not l.endswith(':') and not l.startswith('\t'))
     for l in lines:
         if l.endswith(':'):
             out.append('\n' + l)
+        elif l.startswith('\t'):
+            out.append(l)
         else:
             ins, _, ops = l.partition(' ')
             out.append(f'\t{ins:<{w}} {ops}'.rstrip())
     return '\n'.join(out) + '\n'
 
 
+REDUCE = '''// REDUCE(z, y, p) adds up the sixteen lanes of z (y: its lower half, the
+// Y register of the same number) and stores the float32 sum to (p), with
+// Z30 and Z31 as scratch: halves, quarters, pairs, lanes.
+#define REDUCE(z, y, p) \\
+	VEXTRACTF64X4 $1, z, Y30 \\
+	VADDPS        Y30, y, Y30 \\
+	VEXTRACTF32X4 $1, Y30, X31 \\
+	VADDPS        X31, X30, X30 \\
+	VMOVHLPS      X30, X30, X31 \\
+	VADDPS        X31, X30, X30 \\
+	VMOVSHDUP     X30, X31 \\
+	VADDSS        X31, X30, X30 \\
+	VMOVSS        X30, (p)
+'''
+
+
 def main():
-    parts = [HEADER] + [kernel(J) for J in range(1, MAXJ + 1)]
+    parts = [HEADER, REDUCE] + [kernel(J) for J in range(1, MAXJ + 1)]
     open(sys.argv[1], 'w').write('\n'.join(parts))
 
 
