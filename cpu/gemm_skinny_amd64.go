@@ -20,6 +20,10 @@ const skinnyMaxN = 16
 // takes to it; a variable for the tests and benchmarks.
 var gemmSkinnyOn = cpuAVX512
 
+// skinnyAnyK makes gemmSkinny take products whatever their K; a
+// variable for the benchmarks.
+var skinnyAnyK = false
+
 // sdotKernels[J-1] computes a 2×J block of C (see gemm_skinny_amd64.s).
 var sdotKernels = [...]func(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc, cs int){
 	sdotZ1, sdotZ2, sdotZ3, sdotZ4, sdotZ5, sdotZ6, sdotZ7, sdotZ8, sdotZ9, sdotZ10, sdotZ11, sdotZ12, sdotZ13, sdotZ14,
@@ -27,22 +31,23 @@ var sdotKernels = [...]func(k int, a *float32, lda int, b *float32, ldb int, c *
 
 // gemmSkinny computes c = a·b (as gemm) and returns true when it takes
 // the product: float32, gemmSkinnyOn and sgemmAVX512, n ≤ skinnyMaxN,
-// k ≥ 8·n, a row-major (a.cs = 1) and b column-major (b.rs = 1); any
+// k ≥ n²/2, a row-major (a.cs = 1) and b column-major (b.rs = 1); any
 // strides of c. Pairs of rows of C are split across up to parts
 // goroutines.
 //
-// With a small K the reductions (about nine instructions an output)
-// outweigh the FMAs saved. Measured on one core (go test -bench
-// GemmSkinny, abGemm, 10 rounds, thread CPU time, median GFLOP/s, 6×16
-// kernel against gemmSkinny): 256×10×512 77 against 173, 1024×10×512
-// 82 against 151, 64×4×512 21 against 135, 256×16×512 104 against 147,
-// 1024×16×512 132 against 137; 256×10×64 64 against 90, 256×12×64 85
-// against 91, 256×16×128 131 against 127; it loses below k = 8·n:
-// 256×10×32 64 against 59, 256×15×64 103 against 93, 256×16×64 127
-// against 87, 256×16×16 76 against 35. With two goroutines (wall clock,
-// a loaded machine) 256×10×512 ran 35 against 147.
+// Below that K the reductions (nine instructions an output) outweigh the
+// lanes the 6×16 kernel wastes, fewer as n nears 16. Measured on one
+// core (go test -bench GemmSkinny, abGemm, 10 rounds, thread CPU time,
+// median GFLOP/s, the 6×16 kernel against gemmSkinny at any K), m = 256:
+// n = 4 k = 16 19 against 24; n = 8 k = 16 38 against 32, k = 32 44
+// against 55; n = 10 k = 32 61 against 58, k = 48 67 against 78, k = 512
+// 74 against 186; n = 12 k = 32 74 against 58, k = 64 82 against 96; n =
+// 14 k = 64 95 against 94, k = 96 97 against 117; n = 16 k = 96 129
+// against 111, k = 128 132 against 130, k = 512 138 against 184. At k =
+// 512: 64×4 20 against 101, 1024×4 34 against 117, 1024×10 84 against
+// 184, 1024×16 138 against 170.
 func gemmSkinny[T Float](m, n, k int, a, b, c mat[T], parts int) bool {
-	if !gemmSkinnyOn || !sgemmAVX512 || unsafe.Sizeof(T(0)) != 4 || n > skinnyMaxN || k < 8*n || a.cs != 1 || b.rs != 1 {
+	if !gemmSkinnyOn || !sgemmAVX512 || unsafe.Sizeof(T(0)) != 4 || n > skinnyMaxN || 2*k < n*n && !skinnyAnyK || a.cs != 1 || b.rs != 1 {
 		return false
 	}
 	a.check(m, k)

@@ -15,8 +15,8 @@ func skipNoSkinny(t *testing.T) {
 // reference (checkGemm: the values, and nothing outside C written), on one
 // goroutine and two: every n that gemmSkinny takes (2..16: one column is
 // a gemv) with A row-major and B column-major, odd m (the last row alone)
-// and K from 8·n on, a multiple of sixteen or not (the masked tail), C in
-// every layout;
+// and K from n²/2 on, a multiple of sixteen or not (the masked tail), C
+// in every layout;
 // and a few shapes in every layout of A and B, most of which gemm gives
 // to its other paths.
 func TestGemmSkinny(t *testing.T) {
@@ -24,7 +24,7 @@ func TestGemmSkinny(t *testing.T) {
 	r := newRand(21)
 	for n := 2; n <= skinnyMaxN; n++ {
 		for _, m := range []int{2, 3, 33} {
-			for _, k := range []int{8 * n, 8*n + 1, 16*n - 1, 300} {
+			for _, k := range []int{(n*n + 1) / 2, n*n/2 + 17, 300} {
 				for _, ck := range gKinds {
 					runGemm(t, r, m, n, k, gRow, gCol, ck)
 				}
@@ -50,7 +50,7 @@ func TestGemmSkinnyTakes(t *testing.T) {
 		ak, bk string
 		want   bool
 	}{
-		{5, 40, gRow, gCol, true}, {16, 128, gPad, gCol, true}, {16, 127, gRow, gCol, false},
+		{5, 13, gRow, gCol, true}, {16, 128, gPad, gCol, true}, {16, 127, gRow, gCol, false},
 		{17, 200, gRow, gCol, false}, {5, 40, gCol, gCol, false}, {5, 40, gRow, gRow, false},
 	} {
 		m, k := 9, s.k
@@ -68,8 +68,8 @@ func TestGemmSkinnyNaNInf(t *testing.T) {
 	checkNaNInf(t, [][3]int{{20, 10, 300}, {7, 16, 129}, {3, 2, 47}, {9, 15, 125}})
 }
 
-// BenchmarkGemmSkinny compares gemmSkinny with the 6×16 kernels on
-// products with few columns, A row-major and B column-major (x·Wᵀ), on
+// BenchmarkGemmSkinny compares gemmSkinny (at any K) with the 6×16
+// kernels on products with few columns, A row-major and B column-major (x·Wᵀ), on
 // one goroutine (GEMM_THREADS) and m×n×k from GEMM_M, GEMM_N, GEMM_K
 // (default the MLP step's classifier head, 256×10×512).
 func BenchmarkGemmSkinny(b *testing.B) {
@@ -79,7 +79,7 @@ func BenchmarkGemmSkinny(b *testing.B) {
 				b.Run(fmt.Sprintf("%dx%dx%d", m, n, k), func(b *testing.B) {
 					abGemm(b, envInts("GEMM_THREADS", 1)[0], m, n, k, gRow, gCol, []gemmVariant{
 						{name: "kernel", set: setVar(&gemmSkinnyOn, false)},
-						{name: "skinny", set: setVar(&gemmSkinnyOn, true)},
+						{name: "skinny", set: setVar(&skinnyAnyK, true)},
 					})
 				})
 			}
