@@ -33,7 +33,12 @@ var sdotKernels = [...]func(k int, a *float32, lda int, b *float32, ldb int, c *
 // the product: float32, gemmSkinnyOn and sgemmAVX512, n ≤ skinnyMaxN,
 // k ≥ n²/2, a row-major (a.cs = 1) and b column-major (b.rs = 1); any
 // strides of c. Pairs of rows of C are split across up to parts
-// goroutines.
+// goroutines from m·n·k = gemmParallelBigWork on: the product is quick
+// (256×10×512 about 14 µs on one core), and split in two on this loaded
+// 2-core machine (abGemm, 20 rounds, wall clock, twice) it ran at 54 and
+// 69 GFLOP/s against 152 and 168 on one goroutine, 1024×10×512 at 56
+// and 110 against 153 and 165, 256×10×2048 at 47 and 46 against 83 and
+// 96.
 //
 // Below that K the reductions (nine instructions an output) outweigh the
 // lanes the 6×16 kernel wastes, fewer as n nears 16. Measured on one
@@ -56,6 +61,9 @@ func gemmSkinny[T Float](m, n, k int, a, b, c mat[T], parts int) bool {
 	ad, bd, cd := asF32(a.data), asF32(b.data), asF32(c.data)
 	pairs := (m + 1) / 2
 	units := 1
+	if m*n*k < gemmParallelBigWork {
+		parts = 1
+	}
 	if parts > 1 {
 		units = min(pairs, parts*gemmUnitsPerWorker)
 	}
