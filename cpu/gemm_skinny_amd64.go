@@ -33,14 +33,9 @@ var sdotKernels = [...]func(k int, a *float32, lda int, b *float32, ldb int, c *
 // the product: float32, gemmSkinnyOn and sgemmAVX512, n ≤ skinnyMaxN,
 // k ≥ n²/2, a row-major (a.cs = 1) and b column-major (b.rs = 1); any
 // strides of c. Pairs of rows of C are split across up to parts
-// goroutines from m·n·k = gemmParallelBigWork on: the product is quick
-// (256×10×512 about 14 µs on one core), and split in two on this loaded
-// 2-core machine (abGemm, 20 rounds, wall clock, twice) it ran at 54 and
-// 69 GFLOP/s against 152 and 168 on one goroutine, 1024×10×512 at 56
-// and 110 against 153 and 165, 256×10×2048 at 47 and 46 against 83 and
-// 96.
+// goroutines.
 //
-// Below that K the reductions (nine instructions an output) outweigh the
+// Below k = n²/2 the reductions (nine instructions an output) outweigh the
 // lanes the 6×16 kernel wastes, fewer as n nears 16. Measured on one
 // core (go test -bench GemmSkinny, abGemm, 10 rounds, thread CPU time,
 // median GFLOP/s, the 6×16 kernel against gemmSkinny at any K), m = 256:
@@ -51,6 +46,12 @@ var sdotKernels = [...]func(k int, a *float32, lda int, b *float32, ldb int, c *
 // against 111, k = 128 132 against 130, k = 512 138 against 184. At k =
 // 512: 64×4 20 against 101, 1024×4 34 against 117, 1024×10 84 against
 // 184, 1024×16 138 against 170.
+//
+// The split pays even for the quickest products on two cores otherwise
+// quiet (abGemm, 20 rounds, wall clock, median GFLOP/s, one goroutine
+// against two): 256×10×512 171 against 223, 1024×10×512 163 against
+// 287, 256×10×2048 94 against 172; on the same machine loaded by two
+// other processes, split ran 2-3× slower.
 func gemmSkinny[T Float](m, n, k int, a, b, c mat[T], parts int) bool {
 	if !gemmSkinnyOn || !sgemmAVX512 || unsafe.Sizeof(T(0)) != 4 || n > skinnyMaxN || 2*k < n*n && !skinnyAnyK || a.cs != 1 || b.rs != 1 {
 		return false
@@ -61,9 +62,6 @@ func gemmSkinny[T Float](m, n, k int, a, b, c mat[T], parts int) bool {
 	ad, bd, cd := asF32(a.data), asF32(b.data), asF32(c.data)
 	pairs := (m + 1) / 2
 	units := 1
-	if m*n*k < gemmParallelBigWork {
-		parts = 1
-	}
 	if parts > 1 {
 		units = min(pairs, parts*gemmUnitsPerWorker)
 	}

@@ -31,8 +31,8 @@ func TestGemmSkinny(t *testing.T) {
 			}
 		}
 	}
-	// Split across goroutines (m·n·k ≥ gemmParallelBigWork), odd m.
-	runGemm(t, r, 2049, 16, 520, gRow, gCol, gRow)
+	// Many units for two goroutines, odd m.
+	runGemm(t, r, 1025, 16, 520, gRow, gCol, gRow)
 	for _, s := range [][3]int{{7, 10, 81}, {33, 16, 300}, {65, 3, 33}} {
 		for _, ak := range gKinds {
 			for _, bk := range gKinds {

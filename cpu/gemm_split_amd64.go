@@ -7,19 +7,26 @@ package cpu
 // and the split's fixed cost (waking a goroutine, packing the shared
 // operand before either starts) is not repaid. The MLP step's dy·W,
 // 256×512×10, ran in about 17 µs on one goroutine and 26 µs split in
-// two. Measured on two cores (go test -bench GemmSplit, abGemm, both
-// operands row-major, 20 or 30 rounds, median GFLOP/s one goroutine vs
-// two, on a machine loaded by two other processes): at k = 2..16 and m,
-// n ∈ {256, 512, 1024} × {128, 512, 1024}, one goroutine was as fast or
-// faster in 26 of 30 shapes (256×512×10 158 vs 102 and 154 vs 54,
-// 512×512×16 135 vs 128 and 157 vs 81); at k = 32 two won three shapes
-// of nine (256×512×32 234 vs 184, 512×512×32 248 vs 183).
+// two.
+//
+// Measured on two cores (go test -bench GemmSplit, abGemm, both operands
+// row-major, 20 rounds, median GFLOP/s on one goroutine against two),
+// with the machine otherwise quiet: 256×512 at k = 4 92 against 45, k =
+// 10 157 against 109, k = 16 164 against 146, k = 32 186 against 249, k
+// = 64 200 against 316; 256×1024×10 126 against 122, ×16 166 against
+// 179, ×32 188 against 272; 1024×512 at k = 4 102 against 73, k = 10
+// 136 against 133, k = 16 148 against 178, k = 32 177 against 261;
+// 1024×1024 at k = 4 56 against 73, k = 10 119 against 163; 2048×512×4
+// 94 against 76; 512×512×24 168 against 207. On a machine loaded by two
+// other processes one goroutine won nearly every small-K shape, up to
+// 2048×2048×32.
 const gemmParallelK = 32
 
 // gemmParallelBigWork is the m·n·k from which a product is split whatever
-// its K, as before gemmParallelK: about 100 µs and more of one core's
-// work at a small K, against a split's cost of a few µs.
-const gemmParallelBigWork = 1 << 24
+// its K, as before gemmParallelK: there the small-K products measured
+// (see gemmParallelK) ran faster split, by 20 to 37%, and below it some
+// ran slower.
+const gemmParallelBigWork = 1 << 23
 
 // splitProduct reports whether one m×n×k product is split across
 // goroutines.
