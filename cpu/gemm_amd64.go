@@ -41,7 +41,9 @@ import (
 // whose valid part is then written out, which also serves a C whose
 // columns are not contiguous. Every product is computed, so a NaN or an Inf in an operand
 // reaches every element of C it contributes to (0·Inf is NaN). Products
-// with one row or column go to dot and axpy kernels (sgemv).
+// with one row or column go to dot and axpy kernels (sgemv), float32
+// products of at most 16 columns with a transposed B (a classifier's
+// x·Wᵀ) to dot products of rows (gemmSkinny).
 //
 // One operand is shared: with more rows than columns, B is packed whole
 // (every K step, up to gemmShared bytes at once, else in column blocks)
@@ -49,7 +51,9 @@ import (
 // A; with more columns, the other way round (gemmRows, gemmCols).
 // Packing the shared operand in parts and computing the blocks are the
 // units that goroutines take in turn (runUnits), so a core that is slow to
-// wake up costs nothing but its share.
+// wake up costs nothing but its share. A product is split across
+// goroutines only when it is large enough to repay waking them
+// (splitProduct: its size, and for a small K a larger size).
 
 const (
 	gemmMR = 6    // rows of the micro-kernel's block
@@ -75,7 +79,8 @@ const (
 	gemmColsPerWorker = 1
 
 	// gemmParallelWork is the size m·n·k from which one product is
-	// split across goroutines (about 10 µs of one core's work).
+	// split across goroutines (about 10 µs of one core's work), when its
+	// K is not small (splitProduct).
 	gemmParallelWork = 1 << 19
 
 	// gemmSmallWork is the size m·n·k up to which plain loops are faster
