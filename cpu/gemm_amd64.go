@@ -267,13 +267,7 @@ func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 	for jc := 0; jc < n; jc += ncs {
 		nc := min(ncs, n-jc)
 		np := (nc + nr - 1) / nr
-		var bp []T
-		groups, packs := 0, 0
-		if !directB {
-			bp = aligned(&shared.b, np*nr*k)
-			groups = (np + gemmPackPanels - 1) / gemmPackPanels
-			packs = kb * groups
-		}
+		bp, groups, packs := sharedPanels(&shared.b, directB, np, nr, k, kb)
 		var packed atomic.Int64
 		runUnits(parts, packs+items, func(u int) {
 			if u < packs { // pack panels of one K step of B
@@ -333,13 +327,7 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 	for ic := 0; ic < m; ic += mcs {
 		mc := min(mcs, m-ic)
 		np := (mc + mr - 1) / mr
-		var ap []T
-		groups, packs := 0, 0
-		if !direct {
-			ap = aligned(&shared.a, np*mr*k)
-			groups = (np + gemmPackPanels - 1) / gemmPackPanels
-			packs = kb * groups
-		}
+		ap, groups, packs := sharedPanels(&shared.a, direct, np, mr, k, kb)
 		var packed atomic.Int64
 		runUnits(parts, packs+items, func(u int) {
 			if u < packs { // pack panels of one K step of A
@@ -378,6 +366,18 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 			}
 		})
 	}
+}
+
+// sharedPanels returns the room in *buf for the shared operand's np
+// packed panels of unit values by k, the groups of gemmPackPanels panels
+// each of its kb K steps packs in, and the pack units (kb·groups); none
+// of them when the operand is read in place.
+func sharedPanels[T Float](buf *[]T, inPlace bool, np, unit, k, kb int) (p []T, groups, packs int) {
+	if inPlace {
+		return nil, 0, 0
+	}
+	groups = (np + gemmPackPanels - 1) / gemmPackPanels
+	return aligned(buf, np*unit*k), groups, kb * groups
 }
 
 // gemmSmall computes c = a·b with plain loops, for products too small to
