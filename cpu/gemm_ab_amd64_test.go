@@ -136,7 +136,8 @@ func BenchmarkGemmDirect(b *testing.B) {
 // packed, on two goroutines: the MLP step's products whose B is
 // row-major (784-512-512-10, batch 256: the weight gradients dyᵀ·h and
 // the input gradient dy·W), squares, and the shapes that inPlaceB leaves
-// packed (4 KiB row strides, panels spanning more than 1 MiB).
+// packed (4 KiB row strides, panels spanning more than 1 MiB), whose two
+// variants run the same code: their difference is the rounds' noise.
 func BenchmarkGemmDirectB(b *testing.B) {
 	for _, s := range []struct {
 		m, n, k int

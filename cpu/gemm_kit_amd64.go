@@ -41,14 +41,17 @@ func (kit *gemmKit[T]) inPlace(a mat[T]) bool { return kit.direct && (a.cs == 1 
 // at a row stride that is not a multiple of 4 KiB.
 //
 // Packing B costs a pass over it for every product, which a product of
-// few rows does not repay: on two Zen 5 cores, one run of 20 interleaved
-// rounds (go test -bench GemmDirectB), in place against packed,
-// 256×256×256 338 against 310 GFLOP/s, 512×512×512 363 against 348, the
-// MLP step's 512×512×256 306 against 292 and 256×512×512 307 against
-// 298. Wider spans and 4 KiB strides are slower in place (the rows of a
-// panel fall on more pages and fewer cache sets): 1024×1024×1024 353
-// against 401, with a padded stride 390 against 400, and 512×1024×256
-// 319 against 341.
+// few rows does not repay. Measured on two Zen 5 cores (go test -bench
+// GemmDirectB: abGemm, 40 interleaved rounds, median GFLOP/s, two runs),
+// in place against packed: the MLP step's 512×512×256 301–318 against
+// 275–278 and 256×512×512 317–325 against 292–293, 256×256×256 330–334
+// against 302–318; 512×784×256 and 512×512×512 within 3% either way. With
+// the two limits lifted, 4 KiB strides ran slower in place (1024×1024×
+// 1024 347–349 against 387–395, 512×1024×256 308–315 against 339–353)
+// and so did the 2.1 MiB span of a padded 1024×1024×1024 (381–383
+// against 394–396); 768×768×768 (a 1.15 MiB span) ran 388–392 against
+// 382–384, within the rounds' spread: variants running identical code
+// differed by up to 9% in these runs.
 func (kit *gemmKit[T]) inPlaceB(b mat[T], k, n int) bool {
 	size := int(unsafe.Sizeof(T(0)))
 	return kit.directB && b.cs == 1 && b.rs >= 0 && b.rs*size%4096 != 0 &&
