@@ -126,14 +126,14 @@ func matMulDgemm(dst []float64, dl Layout, a []float64, al Layout, bm []float64,
 }
 
 // matMulGemm is MatMul through gemm: one product per batch, split across
-// goroutines when it is large, else the batches are.
+// goroutines when splitProduct says so, else the batches are.
 func matMulGemm[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout, kit *gemmKit[T]) {
 	nb, m, n, k := dl.Shape[0], dl.Shape[1], dl.Shape[2], al.Shape[2]
 	view := func(s []T, l Layout, i int) mat[T] {
 		return mat[T]{data: s, off: l.Offset + i*l.Strides[0], rs: l.Strides[1], cs: l.Strides[2]}
 	}
 	w := runtime.GOMAXPROCS(0)
-	// Each product on its own, split when large (nb = 1 without the
+	// Each product on its own, split when splitProduct says so (nb = 1 without the
 	// closure below: a small model makes thousands a step), unless there
 	// are at least two products a goroutine and each one's B is at most
 	// gemmBatchB bytes: then whole products are the units, each on one
