@@ -93,20 +93,10 @@ func BenchmarkGemmSkinny(b *testing.B) {
 // x·Wᵀ for x 256×512 and W 10×512 (both row-major), on all goroutines,
 // with gemmSkinny and without.
 func BenchmarkMatMulSkinny(b *testing.B) {
-	m, n, k := 256, 10, 512
-	x, w, c := make([]float32, m*k), make([]float32, n*k), make([]float32, m*n)
-	r := newRand(1)
-	randFill(r, x)
-	randFill(r, w)
-	xl, cl := Contiguous(1, m, k), Contiguous(1, m, n)
-	wt := Layout{Shape: []int{1, k, n}, Strides: []int{n * k, 1, k}}
 	for _, on := range []bool{false, true} {
 		b.Run(fmt.Sprintf("skinny=%v", on), func(b *testing.B) {
 			defer setVar(&gemmSkinnyOn, on && gemmSkinnyOn)()()
-			for b.Loop() {
-				MatMul(c, cl, x, xl, w, wt)
-			}
-			b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			benchMatMul(b, 256, 10, 512, true)
 		})
 	}
 }

@@ -32,13 +32,20 @@ func BenchmarkGemmSplit(b *testing.B) {
 // BenchmarkMatMulSmallK times MatMul on the MLP step's product with a
 // small K, dy·W at the classifier head: (256×10)·(10×512), both
 // row-major, on all goroutines.
-func BenchmarkMatMulSmallK(b *testing.B) {
-	m, n, k := 256, 512, 10
+func BenchmarkMatMulSmallK(b *testing.B) { benchMatMul(b, 256, 512, 10, false) }
+
+// benchMatMul times MatMul of a row-major m×k A by a k×n B, row-major or,
+// with bT, transposed (a row-major n×k matrix), into a row-major C, on
+// all goroutines, and reports GFLOP/s.
+func benchMatMul(b *testing.B, m, n, k int, bT bool) {
 	a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	r := newRand(1)
 	randFill(r, a)
 	randFill(r, bm)
 	al, bl, cl := Contiguous(1, m, k), Contiguous(1, k, n), Contiguous(1, m, n)
+	if bT {
+		bl = Layout{Shape: []int{1, k, n}, Strides: []int{n * k, 1, k}}
+	}
 	for b.Loop() {
 		MatMul(c, cl, a, al, bm, bl)
 	}
