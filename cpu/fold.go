@@ -10,7 +10,8 @@ package cpu
 // rows in four interleaved partial sums, columns four rows at a time.
 // Float32 rows summed in float64 use the AVX2 kernel (sumF32), which
 // keeps float64 accuracy and splits a row the same way on every run, and
-// so do columns four rows at a time (foldCols4F32, the Go loop's order).
+// so do columns four rows at a time (foldCols4F32 and, for many groups of
+// four rows, foldColsF32: the Go loop's order).
 func SumFoldVec[T, A Number]() FoldVec[T, A] {
 	v := FoldVec[T, A]{
 		Run: func(a A, x []T, off, n, s int) A {
@@ -75,6 +76,16 @@ func SumFoldVec[T, A Number]() FoldVec[T, A] {
 				return
 			}
 			cols4(acc, x, off, rs, s)
+		}
+		g.Groups = func(acc []float64, x []float32, off, rs, groups, s int) {
+			if reduceAsm && s == 1 && rs >= 0 && len(acc) >= 4 {
+				foldColsF32(acc, x, off, rs, groups)
+				return
+			}
+			for range groups {
+				cols4(acc, x, off, rs, s)
+				off += 4 * rs
+			}
 		}
 	}
 	return v

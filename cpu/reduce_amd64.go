@@ -40,6 +40,36 @@ func foldCols4F32(acc []float64, x []float32, off, rs int) {
 	}
 }
 
+// foldColsAVX512 adds groups groups of four rows to acc as that many
+// foldCols4AVX2 calls would, the same bits, with the accumulators in
+// registers (n columns, a positive multiple of 16; see reduce_amd64.s).
+//
+//go:noescape
+func foldColsAVX512(acc *float64, x *float32, rs, groups, n int)
+
+// foldColsF32 adds to acc, groups times, the column sums of the next
+// four rows of x (at off, off+rs, ...; rs ≥ 0), as that many
+// foldCols4F32 calls do: the same bits. With AVX-512 the columns go
+// sixteen at a time through foldColsAVX512, which reads each
+// accumulator once for all the groups rather than once a group (a
+// 256×512 bias gradient's sum: go test -bench SumCols, 16 → … µs).
+// Only for reduceAsm.
+func foldColsF32(acc []float64, x []float32, off, rs, groups int) {
+	n16 := len(acc) &^ 15
+	if cpuAVX512 && n16 > 0 && groups > 0 {
+		_ = x[off+(4*groups-1)*rs+len(acc)-1] // every element read is inside x
+		foldColsAVX512(&acc[0], &x[off], rs, groups, n16)
+		if n16 == len(acc) {
+			return
+		}
+		acc, off = acc[n16:], off+n16
+	}
+	for range groups {
+		foldCols4F32(acc, x, off, rs)
+		off += 4 * rs
+	}
+}
+
 // sumAVX512 returns the float64 sum of n (a positive multiple of 16)
 // float32 elements: sumAVX2 with 512-bit registers, twice its
 // conversions an instruction (go test -bench Workloads/sum, against

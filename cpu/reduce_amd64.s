@@ -37,3 +37,58 @@ cols4:
 	JNZ       cols4
 	VZEROUPPER
 	RET
+
+// func foldColsAVX512(acc *float64, x *float32, rs, groups, n int)
+//
+// Adds to acc[j], for j < n (a positive multiple of 16), groups (> 0)
+// groups of four rows of float32 values rs elements apart, one group
+// after the other, each as foldCols4AVX2 adds it: acc += (x0+x1) +
+// (x2+x3), the same bits. Each group streams its four rows sixteen
+// columns a step, as a row sum does; walking the columns of all the
+// groups first, accumulators in registers, ran slower (its loads a
+// cache line apart, row after row).
+TEXT ·foldColsAVX512(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ rs+16(FP), R8
+	MOVQ groups+24(FP), R9
+	MOVQ n+32(FP), CX
+	SHLQ $2, R8           // a row, in bytes
+	LEAQ (R8)(R8*2), R11  // three rows
+	MOVQ R8, R12
+	SHLQ $2, R12          // a group of four rows
+
+group:
+	MOVQ DI, BX
+	MOVQ SI, R10
+	MOVQ CX, DX
+
+cols16:
+	VCVTPS2PD 0(R10), Z2
+	VCVTPS2PD 0(R10)(R8*1), Z3
+	VCVTPS2PD 0(R10)(R8*2), Z4
+	VCVTPS2PD 0(R10)(R11*1), Z5
+	VADDPD    Z3, Z2, Z2
+	VADDPD    Z5, Z4, Z4
+	VADDPD    Z4, Z2, Z2
+	VADDPD    0(BX), Z2, Z2
+	VMOVUPD   Z2, 0(BX)
+	VCVTPS2PD 32(R10), Z6
+	VCVTPS2PD 32(R10)(R8*1), Z7
+	VCVTPS2PD 32(R10)(R8*2), Z8
+	VCVTPS2PD 32(R10)(R11*1), Z9
+	VADDPD    Z7, Z6, Z6
+	VADDPD    Z9, Z8, Z8
+	VADDPD    Z8, Z6, Z6
+	VADDPD    64(BX), Z6, Z6
+	VMOVUPD   Z6, 64(BX)
+	ADDQ      $64, R10
+	ADDQ      $128, BX
+	SUBQ      $16, DX
+	JNZ       cols16
+
+	ADDQ R12, SI
+	DECQ R9
+	JNZ  group
+	VZEROUPPER
+	RET

@@ -49,3 +49,13 @@ func foldCols4F32(acc []float64, x []float32, off, rs int) {
 		acc[j] += (float64(v0[j]) + float64(v1[j])) + (float64(v2[j]) + float64(v3[j]))
 	}
 }
+
+// foldColsF32 adds to acc, groups times, the column sums of the next
+// four rows of x (at off, off+rs, ...; rs ≥ 0), as that many
+// foldCols4F32 calls do.
+func foldColsF32(acc []float64, x []float32, off, rs, groups int) {
+	for range groups {
+		foldCols4F32(acc, x, off, rs)
+		off += 4 * rs
+	}
+}

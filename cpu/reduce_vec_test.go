@@ -167,20 +167,30 @@ func TestReduceVecRows(t *testing.T) {
 }
 
 // TestReduceVecCols compares float32 column sums (a bias gradient's sum
-// over the batch) through foldCols4F32 with the plain loops: the same
-// bits, NaN and infinities included.
+// over the batch) through foldCols4F32 and foldColsF32 with the plain
+// loops: the same bits, NaN and infinities included, for rows that are
+// contiguous or pad columns apart, and column counts on either side of
+// the AVX-512 kernel's sixteen.
 func TestReduceVecCols(t *testing.T) {
 	if !reduceAsm {
 		t.Skip("no reduce kernels")
 	}
 	r := newRand(15)
-	for _, shape := range [][]int{{7, 33}, {256, 512}, {5, 3}, {9, 130}, {4, 4}} {
-		n := layout.Numel(shape)
+	for _, c := range []struct {
+		shape []int
+		pad   int
+	}{
+		{[]int{7, 33}, 0}, {[]int{256, 512}, 0}, {[]int{5, 3}, 0}, {[]int{9, 130}, 0}, {[]int{4, 4}, 0},
+		{[]int{65, 47}, 5}, {[]int{33, 16}, 1}, {[]int{12, 17}, 0},
+	} {
+		shape := c.shape
+		rs := shape[1] + c.pad
+		n := (shape[0]-1)*rs + shape[1]
 		x := make([]float32, n)
 		randFill(r, x)
 		x[r.IntN(n)] = float32(math.NaN())
 		x[r.IntN(n)] = float32(math.Inf(1))
-		xl := Layout{Shape: shape, Strides: []int{shape[1], 1}}
+		xl := Layout{Shape: shape, Strides: []int{rs, 1}}
 		dl := Layout{Shape: []int{1, shape[1]}, Strides: []int{shape[1], 1}}
 		got, want := make([]float32, shape[1]), make([]float32, shape[1])
 		reduceBy("sum", got, dl, x, xl)
