@@ -151,7 +151,7 @@ func matMulGemm[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout
 			parts = w
 		}
 		for i := range nb {
-			gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), parts, kit)
+			gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), parts, kit, nil)
 		}
 		return
 	}
@@ -159,18 +159,23 @@ func matMulGemm[T Float](dst []T, dl Layout, a []T, al Layout, bm []T, bl Layout
 	if nb*m*n*k >= gemmParallelWork {
 		parts = w
 	}
-	runUnits(parts, nb, func(i int) { gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), 1, kit) })
+	runUnits(parts, nb, func(i int) { gemm(m, n, k, view(a, al, i), view(bm, bl, i), view(dst, dl, i), 1, kit, nil) })
 }
 
 // sgemm computes c = a·b for float32 (see gemm).
-func sgemm(m, n, k int, a, b, c f32Mat, parts int) { gemm(m, n, k, a, b, c, parts, sgemmKit()) }
+func sgemm(m, n, k int, a, b, c f32Mat, parts int) { gemm(m, n, k, a, b, c, parts, sgemmKit(), nil) }
 
 // dgemm computes c = a·b for float64 (see gemm); only where dgemmAsm.
-func dgemm(m, n, k int, a, b, c mat[float64], parts int) { gemm(m, n, k, a, b, c, parts, dgemmKit()) }
+func dgemm(m, n, k int, a, b, c mat[float64], parts int) {
+	gemm(m, n, k, a, b, c, parts, dgemmKit(), nil)
+}
 
 // gemm computes c = a·b for a (m×k), b (k×n) and c (m×n), m, n, k > 0,
-// with up to parts goroutines. c must not overlap a or b.
-func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
+// with up to parts goroutines, then epi (unless nil) on each block of c
+// as the macro-kernel stores it on the last K step; MatMulEpilogue only
+// passes one where gemm computes c in blocks, as is. c must not overlap
+// a or b.
+func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T], epi *Epilogue) {
 	if n == 1 {
 		c.cs = 1
 	}
@@ -202,9 +207,9 @@ func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
 	b.check(k, n)
 	c.check(m, n)
 	if m >= n && !kit.colsInPlace(a, n, parts) {
-		gemmRows(m, n, k, a, b, c, parts, kit)
+		gemmRows(m, n, k, a, b, c, parts, kit, epi)
 	} else {
-		gemmCols(m, n, k, a, b, c, parts, kit)
+		gemmCols(m, n, k, a, b, c, parts, kit, epi)
 	}
 }
 
@@ -254,7 +259,7 @@ func (s split) most() int { return (s.units + s.count - 1) / s.count * s.unit }
 // gemmRows computes c = a·b sharing B: B is packed whole (all K steps of
 // a block of columns), then each block of rows of C packs its rows of A
 // and computes them.
-func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
+func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T], epi *Epilogue) {
 	mr, nr := kit.mr, kit.nr
 	kcs := steps(k, kit.kc, 1)
 	kb := (k + kcs - 1) / kcs
@@ -300,7 +305,7 @@ func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 				if !directB {
 					blkB = packedB(bp[pc*np*nr:], nr, kc)
 				}
-				kit.macro(mc, nc, kc, blk, blkB, c.at(i0, jc), pc > 0)
+				kit.macro(mc, nc, kc, blk, blkB, c.at(i0, jc), pc > 0, epi.at(jc, pc+kc >= k))
 			}
 		})
 	}
@@ -310,7 +315,7 @@ func gemmRows[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 // a block of rows) unless it is read in place, then each block of
 // columns of C packs its columns of B and computes them, kit.mc rows at a
 // time.
-func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) {
+func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T], epi *Epilogue) {
 	mr, nr := kit.mr, kit.nr
 	kcs := steps(k, kit.kc, 1)
 	kb := (k + kcs - 1) / kcs
@@ -361,7 +366,7 @@ func gemmCols[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T]) 
 					if !direct {
 						blk = packedA(ap[pc*np*mr+i0*kc:], kc)
 					}
-					kit.macro(min(kit.mc, mc-i0), nc, kc, blk, blkB, c.at(ic+i0, j0), pc > 0)
+					kit.macro(min(kit.mc, mc-i0), nc, kc, blk, blkB, c.at(ic+i0, j0), pc > 0, epi.at(j0, pc+kc >= k))
 				}
 			}
 		})
@@ -437,9 +442,9 @@ func steps(n, max, unit int) int {
 
 // sgemmMacro computes the mc×nc block c from packed A and B, storing it,
 // or adding it to c when accum is set. c is in range (sgemm checked it).
-func sgemmMacro(mc, nc, kc int, a aPanels[float32], b bPanels[float32], c f32Mat, accum bool) {
-	if !a.packed || !b.packed {
-		panic("cpu: sgemmMacro: A and B must be packed for the AVX2 kernel")
+func sgemmMacro(mc, nc, kc int, a aPanels[float32], b bPanels[float32], c f32Mat, accum bool, epi *Epilogue) {
+	if !a.packed || !b.packed || epi != nil {
+		panic("cpu: sgemmMacro: A and B must be packed for the AVX2 kernel, which takes no epilogue")
 	}
 	ap, bp := a.data[a.off:], b.data[b.off:]
 	// The kernel reads whole panels through pointers.

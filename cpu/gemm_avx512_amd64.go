@@ -4,7 +4,11 @@ package cpu
 
 //go:generate python3 ../tools/asmgen/gemm_avx512.py gemm_avx512_amd64.s
 
-import xcpu "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	xcpu "golang.org/x/sys/cpu"
+)
 
 // sgemmAVX512 reports whether sgemm's blocks go through the AVX-512
 // kernels (sgemmMacroZ): a 512-bit FMA does twice the work of a 256-bit
@@ -56,32 +60,34 @@ var dgemmKC, dgemmMC = 256, 192
 // bs values apart (row p of each at b + p·bstep: packed panels), stored
 // to (or, when accum is not 0, added to) the first mr rows of c, whose
 // rows are ldc values apart; of the last B panel's L columns only those
-// set in mask are written.
-type zKernel[T Float] func(k int, a *T, ars, acs int, b *T, bs, bstep int, c *T, ldc, accum, mr int, mask uint16)
+// set in mask are written. With bias (not nil), each row stored has the
+// bias's w·L values added and, when relu is not 0, goes through max(0,
+// x) (an epilogue, see Epilogue).
+type zKernel[T Float] func(k int, a *T, ars, acs int, b *T, bs, bstep int, c *T, ldc, accum, mr int, mask uint16, bias *T, relu int)
 
 //go:noescape
-func sgemmKernelZ6x64(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16)
+func sgemmKernelZ6x64(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
 
 //go:noescape
-func sgemmKernelZ6x48(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16)
+func sgemmKernelZ6x48(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
 
 //go:noescape
-func sgemmKernelZ6x32(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16)
+func sgemmKernelZ6x32(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
 
 //go:noescape
-func sgemmKernelZ6x16(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16)
+func sgemmKernelZ6x16(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
 
 //go:noescape
-func dgemmKernelZ6x32(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16)
+func dgemmKernelZ6x32(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
 
 //go:noescape
-func dgemmKernelZ6x24(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16)
+func dgemmKernelZ6x24(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
 
 //go:noescape
-func dgemmKernelZ6x16(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16)
+func dgemmKernelZ6x16(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
 
 //go:noescape
-func dgemmKernelZ6x8(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16)
+func dgemmKernelZ6x8(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
 
 // The kernels by the number of B panels less one.
 var (
@@ -90,13 +96,13 @@ var (
 )
 
 // sgemmMacroZ is sgemmMacro with the AVX-512 kernels.
-func sgemmMacroZ(mc, nc, kc int, a aPanels[float32], b bPanels[float32], c f32Mat, accum bool) {
-	macroZ(&sgemmKernelsZ, gemmNR, mc, nc, kc, a, b, c, accum)
+func sgemmMacroZ(mc, nc, kc int, a aPanels[float32], b bPanels[float32], c f32Mat, accum bool, epi *Epilogue) {
+	macroZ(&sgemmKernelsZ, gemmNR, mc, nc, kc, a, b, c, accum, epi)
 }
 
 // dgemmMacroZ is the float64 macro-kernel.
-func dgemmMacroZ(mc, nc, kc int, a aPanels[float64], b bPanels[float64], c mat[float64], accum bool) {
-	macroZ(&dgemmKernelsZ, dgemmNR, mc, nc, kc, a, b, c, accum)
+func dgemmMacroZ(mc, nc, kc int, a aPanels[float64], b bPanels[float64], c mat[float64], accum bool, epi *Epilogue) {
+	macroZ(&dgemmKernelsZ, dgemmNR, mc, nc, kc, a, b, c, accum, epi)
 }
 
 // macroZ computes the mc×nc block c from A's panels (packed, or rows in
@@ -107,8 +113,10 @@ func dgemmMacroZ(mc, nc, kc int, a aPanels[float64], b bPanels[float64], c mat[f
 // contiguous, else through a temporary. The kernels read six rows of A
 // whatever the block's height, so a last block of fewer rows in place is
 // packed first. c is in range (gemm checked it), and so is B in place,
-// whole panels included (gemmKit.inPlaceB).
-func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], b bPanels[T], c mat[T], accum bool) {
+// whole panels included (gemmKit.inPlaceB). With epi (a float32
+// product's last K step, c's rows contiguous), each block stored goes
+// the kernels' epilogue as they store it.
+func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], b bPanels[T], c mat[T], accum bool, epi *Epilogue) {
 	// The kernel reads whole panels through pointers.
 	a.check(mc, kc)
 	if b.packed {
@@ -119,6 +127,14 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 		acc = 1
 	}
 	wide := 4 * lanes
+	var bias []T // the epilogue's bias, which the kernels add as they store
+	relu := 0
+	if epi != nil {
+		bias = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(epi.Bias))), len(epi.Bias))
+		if epi.ReLU {
+			relu = 1
+		}
+	}
 	var tile []T // for a C whose columns are not contiguous; made when needed (the kernels' pointer would move an array to the heap on every call)
 	var edge []T // the last, short panel of rows in place, packed
 	for jr := 0; jr < nc; jr += wide {
@@ -142,14 +158,23 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 				apan, ars, acs = &edge[0], 1, gemmMR
 			}
 			if c.cs == 1 {
-				kern(kc, apan, ars, acs, bpan, b.step, b.rs, &c.data[c.off+ir*c.rs+jr], c.rs, acc, mr, mask)
+				kern(kc, apan, ars, acs, bpan, b.step, b.rs, &c.data[c.off+ir*c.rs+jr], c.rs, acc, mr, mask, bpan0(bias, jr), relu)
 				continue
 			}
 			if tile == nil {
 				tile = make([]T, gemmMR*gemmNRZ)
 			}
-			kern(kc, apan, ars, acs, bpan, b.step, b.rs, &tile[0], wide, 0, gemmMR, 0xFFFF)
+			kern(kc, apan, ars, acs, bpan, b.step, b.rs, &tile[0], wide, 0, gemmMR, 0xFFFF, nil, 0)
 			storeTile(c.at(ir, jr), tile, wide, mr, nr, accum)
 		}
 	}
+}
+
+// bpan0 returns the bias values of the columns from jr on, or nil
+// without a bias.
+func bpan0[T Float](bias []T, jr int) *T {
+	if bias == nil {
+		return nil
+	}
+	return &bias[jr]
 }

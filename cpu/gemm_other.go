@@ -23,3 +23,9 @@ var dgemmAsm = false
 func matMulDgemm(dst []float64, dl Layout, a []float64, al Layout, bm []float64, bl Layout) {
 	MatMul(dst, dl, a, al, bm, bl)
 }
+
+// MatMulEpilogue declines on this architecture: the caller computes the
+// product and the epilogue its own way (see the amd64 version).
+func MatMulEpilogue(dst []float32, dl Layout, a []float32, al Layout, bm []float32, bl Layout, epi Epilogue) bool {
+	return false
+}

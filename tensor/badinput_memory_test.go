@@ -3,8 +3,10 @@ package tensor_test
 import (
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tessera-ml/tessera/device"
 	"github.com/tessera-ml/tessera/internal/devtest"
@@ -126,5 +128,25 @@ func TestCPUBudgetFromEnvironment(t *testing.T) {
 		case !c.bad && (err != nil || got != c.want):
 			t.Errorf("%q, cgroup %d, Go limit %d: %d, %v; want %d", c.env, c.cgroup, c.goLimit, got, err, c.want)
 		}
+	}
+}
+
+// TestViewOfKeptOutlivesIt checks that a view of a kept tensor (which
+// borrows its memory) keeps that tensor from the garbage collector: a
+// detached parameter used after the last reference to the parameter.
+func TestViewOfKeptOutlivesIt(t *testing.T) {
+	view := func() *tensor.Tensor {
+		p := tensor.Arange(0, 12, 1).Reshape(3, 4).Keep()
+		return p.Detach().T()
+	}()
+	for range 5 {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if !tensor.StorageLive(view) {
+		t.Fatal("the kept tensor's memory was freed while a view of it was in use")
+	}
+	if got := view.Sum().Item(); got != 66 {
+		t.Fatalf("sum of the view = %v, want 66", got)
 	}
 }

@@ -120,7 +120,10 @@ func (s *storage) release() {
 // idempotent. A borrowed ref holds no reference: a view of a kept tensor
 // (a parameter, a gradient, optimizer state) lives as long as that
 // tensor's memory, which its owner releases by hand, and releasing the
-// view releases nothing.
+// view releases nothing. It points to the kept tensor (lender), so that
+// the garbage collector cannot collect that tensor, and its cleanup free
+// the memory, while the view is still in use: a detached parameter
+// outliving the last reference to the parameter itself.
 //
 // saved is what the node that computed the tensor saved for backward,
 // if anything: the node is reachable only through its output (and
@@ -129,6 +132,7 @@ type ref struct {
 	s        *storage
 	released atomic.Bool
 	borrowed bool
+	lender   *Tensor // a borrowed ref's kept tensor, or nil
 	saved    atomic.Pointer[savedRefs]
 }
 
@@ -170,8 +174,11 @@ func (t *Tensor) guard() {
 	}
 }
 
-// borrow gives t, a view of a kept tensor, a borrowed ref on s.
-func (t *Tensor) borrow(s *storage) { t.ref = &ref{s: s, borrowed: true} }
+// borrow gives t, a view of the kept tensor lender, a borrowed ref on
+// its storage.
+func (t *Tensor) borrow(lender *Tensor) {
+	t.ref = &ref{s: lender.ref.s, borrowed: true, lender: lender}
+}
 
 // pin realizes pending operands (fuse.go) and takes a reference on the
 // storage of each tensor for the duration of a backend call, and unpin

@@ -190,7 +190,7 @@ func viewOf(base *Tensor, shape, strides []int, offset int) *Tensor {
 	t := &Tensor{dtype: base.dtype, offset: offset}
 	t.setLayout(shape, strides)
 	if base.kept.Load() {
-		t.borrow(base.ref.s)
+		t.borrow(base)
 		t.ctx = base.ctx
 		t.kept.Store(true)
 		return t
