@@ -176,6 +176,13 @@ func dgemm(m, n, k int, a, b, c mat[float64], parts int) {
 // passes one where gemm computes c in blocks, as is. c must not overlap
 // a or b.
 func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T], epi *Epilogue) {
+	if epi != nil {
+		// Only the blocks apply an epilogue: the other ways (products
+		// transposed, small, one column or row, K = 1, skinny) are not
+		// taken, and MatMulEpilogue declines those it cannot do in blocks.
+		gemmBlocks(m, n, k, a, b, c, parts, kit, epi)
+		return
+	}
 	if n == 1 {
 		c.cs = 1
 	}
@@ -201,6 +208,12 @@ func gemm[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T], epi 
 	if n <= skinnyMaxN && gemmSkinny(m, n, k, a, b, c, parts) {
 		return
 	}
+	gemmBlocks(m, n, k, a, b, c, parts, kit, nil)
+}
+
+// gemmBlocks computes c = a·b in blocks, sharing B (gemmRows) or A
+// (gemmCols), then epi (unless nil) on each block as it is stored.
+func gemmBlocks[T Float](m, n, k int, a, b, c mat[T], parts int, kit *gemmKit[T], epi *Epilogue) {
 	// The kernels read and write through pointers, and the goroutines
 	// must not panic: bounds first.
 	a.check(m, k)

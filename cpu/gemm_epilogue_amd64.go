@@ -8,18 +8,19 @@ import "runtime"
 // whether it did. It declines, doing nothing, where the product does not
 // go through those kernels in blocks of a row-major dst: without
 // AVX-512, for a batch of several products, a dst whose rows are not
-// contiguous, one row, one column, K of 0 or 1, or a product small
-// enough for plain loops; the caller then computes the product and the
-// epilogue its own way. It panics when epi's operands do not cover the
-// product.
+// contiguous, one row, K of 0 or 1, at most skinnyMaxN columns (the
+// dot products of gemmSkinny, or a block mostly of masked lanes), or a
+// product small enough for plain loops; the caller then computes the
+// product and the epilogue its own way. It panics when epi's operands
+// do not cover the product.
 func MatMulEpilogue(dst []float32, dl Layout, a []float32, al Layout, bm []float32, bl Layout, epi Epilogue) bool {
 	nb, m, n, k := dl.Shape[0], dl.Shape[1], dl.Shape[2], al.Shape[2]
-	if !sgemmAsm || !sgemmAVX512 || nb != 1 || dl.Strides[2] != 1 || m < 2 || n < 2 || k < 2 || m*n*k <= gemmSmallWork {
+	epi.check(n)
+	if !sgemmAsm || !sgemmAVX512 || nb != 1 || dl.Strides[2] != 1 || m < 2 || n <= skinnyMaxN || k < 2 || m*n*k <= gemmSmallWork {
 		return false
 	}
-	epi.check(n)
 	parts := 1
-	if m*n*k >= gemmParallelWork {
+	if splitProduct(m, n, k) {
 		parts = runtime.GOMAXPROCS(0)
 	}
 	view := func(s []float32, l Layout) f32Mat {

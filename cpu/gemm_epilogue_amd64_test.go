@@ -19,7 +19,7 @@ func TestMatMulEpilogue(t *testing.T) {
 		name string
 		relu bool
 	}{{"bias", false}, {"bias+relu", true}}
-	for i, s := range [][3]int{{7, 33, 65}, {65, 7, 33}, {257, 130, 600}, {300, 513, 70}, {6, 64, 2}} {
+	for i, s := range [][3]int{{7, 33, 65}, {65, 17, 33}, {257, 130, 600}, {300, 513, 70}, {6, 64, 2}} {
 		m, n, k := s[0], s[1], s[2]
 		for j, ak := range gKinds {
 			bk, ck := gKinds[(i+j)%4], []string{gRow, gPad}[j%2]
@@ -79,6 +79,7 @@ func TestMatMulEpilogueDeclines(t *testing.T) {
 		{"column-major dst", lay(1, 8, 8, 64, 1, 8), lay(1, 8, 8, 64, 8, 1), lay(1, 8, 8, 64, 8, 1)},
 		{"one row", lay(1, 1, 64, 64, 64, 1), lay(1, 1, 64, 64, 64, 1), lay(1, 64, 64, 4096, 64, 1)},
 		{"one column", lay(1, 64, 1, 64, 1, 1), lay(1, 64, 64, 4096, 64, 1), lay(1, 64, 1, 64, 1, 1)},
+		{"16 columns", lay(1, 64, 16, 1024, 16, 1), lay(1, 64, 64, 4096, 64, 1), lay(1, 64, 16, 1024, 16, 1)},
 		{"K = 1", lay(1, 64, 64, 4096, 64, 1), lay(1, 64, 1, 64, 1, 1), lay(1, 1, 64, 64, 64, 1)},
 		{"small", lay(1, 4, 4, 16, 4, 1), lay(1, 4, 4, 16, 4, 1), lay(1, 4, 4, 16, 4, 1)},
 	} {

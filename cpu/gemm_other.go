@@ -25,7 +25,9 @@ func matMulDgemm(dst []float64, dl Layout, a []float64, al Layout, bm []float64,
 }
 
 // MatMulEpilogue declines on this architecture: the caller computes the
-// product and the epilogue its own way (see the amd64 version).
+// product and the epilogue its own way (see the amd64 version). It
+// panics, as there, when epi's bias does not cover the product.
 func MatMulEpilogue(dst []float32, dl Layout, a []float32, al Layout, bm []float32, bl Layout, epi Epilogue) bool {
+	epi.check(dl.Shape[2])
 	return false
 }
