@@ -197,6 +197,7 @@ var gpuRuleVariants = map[tensor.Op]map[string]gpuRuleVariant{
 		})},
 		"float32 + float64 promotes": {f: bin(func(a, b *T) *T { return a.To(tensor.CPU).Mul(b) }), keep64: []int{1}},
 	},
+	tensor.OpAddmm: {"float32 bias (20) + 7x9 · 9x20": {f: addmm}},
 }
 
 // rebuild returns a copy of x with dtype dt on dev that has x's values,

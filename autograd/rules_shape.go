@@ -102,6 +102,40 @@ var shapeRules = map[tensor.Op]entry{
 			}
 			return sum
 		}),
+	// Addmm is input + a·b: the gradient of input is g (the engine sums
+	// it back to input's shape), those of a and b are MatMul's; a
+	// tangent is the input's (broadcast) plus the product's.
+	tensor.OpAddmm: explicit(
+		func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
+			out := matmulGrads(g, n.Input(1), n.Input(2), needs(n, 1), needs(n, 2))
+			var gi *tensor.Tensor
+			if needs(n, 0) {
+				gi = g
+			}
+			return grads(gi, out[0], out[1])
+		},
+		func(ts []*tensor.Tensor, n *tensor.Node) *tensor.Tensor {
+			a, b := n.Input(1), n.Input(2)
+			shape := append([]int{batchOf(ts)}, n.Output().Shape()...)
+			var sum *tensor.Tensor
+			plus := func(t *tensor.Tensor) {
+				if sum == nil {
+					sum = t
+				} else {
+					sum = sum.Add(t)
+				}
+			}
+			if ts[1] != nil {
+				plus(ts[1].MatMul(b))
+			}
+			if ts[2] != nil {
+				plus(a.MatMul(ts[2]))
+			}
+			if ts[0] != nil {
+				plus(lift(ts[0], len(shape)))
+			}
+			return sum.Expand(shape...) // the input's tangent alone may broadcast
+		}),
 }
 
 // matmulGrads returns the gradients of A and B (nil where not wanted)

@@ -25,6 +25,8 @@ func un(f func(x *T) *T) func([]*T) *T { return func(xs []*T) *T { return f(xs[0
 
 func bin(f func(x, y *T) *T) func([]*T) *T { return func(xs []*T) *T { return f(xs[0], xs[1]) } }
 
+func addmm(xs []*T) *T { return tensor.Addmm(xs[0], xs[1], xs[2]) }
+
 // f32 are the options for cases that round through float32.
 var f32 = autograd.CheckOptions{Eps: 1e-2, Atol: 1e-4, Rtol: 1e-3}
 
@@ -248,6 +250,20 @@ var ruleCases = map[tensor.Op][]ruleCase{
 		{"transposed operands", func() []*T { return []*T{transposed(leaf(-2, 2, 5, 3)), leaf(-2, 2, 4, 5)} },
 			bin(func(a, b *T) *T { return a.T().MatMul(b.T()) }), zero},
 		{"x · xᵀ", func() []*T { return []*T{leaf(-2, 2, 3, 5)} }, un(func(x *T) *T { return x.MatMul(x.T()) }), zero},
+	},
+	tensor.OpAddmm: {
+		{"bias (4) + 3x5 · 5x4", func() []*T { return []*T{leaf(-2, 2, 4), leaf(-2, 2, 3, 5), leaf(-2, 2, 5, 4)} }, addmm, zero},
+		{"input (3, 1) + 3x5 · transposed 5x4", func() []*T {
+			return []*T{leaf(-2, 2, 3, 1), leaf(-2, 2, 3, 5), transposed(leaf(-2, 2, 5, 4))}
+		}, addmm, zero},
+		{"input 3x3 + x · xᵀ", func() []*T { return []*T{leaf(-2, 2, 3, 3), leaf(-2, 2, 3, 5)} },
+			func(xs []*T) *T { return tensor.Addmm(xs[0], xs[1], xs[1].T()) }, zero},
+		// In Float32 a bias row goes through the GEMM's epilogue on the CPU.
+		{"float32 bias (20) + 7x9 · 9x20", func() []*T { return []*T{leaf(-2, 2, 20), leaf(-2, 2, 7, 9), leaf(-2, 2, 9, 20)} },
+			func(xs []*T) *T {
+				f := func(x *T) *T { return x.Cast(tensor.Float32) }
+				return tensor.Addmm(f(xs[0]), f(xs[1]), f(xs[2])).Cast(tensor.Float64)
+			}, f32},
 	},
 	tensor.OpCat: {
 		{"3x2 and 3x5 along 1", func() []*T { return []*T{leaf(-2, 2, 3, 2), transposed(leaf(-2, 2, 3, 5))} },

@@ -9,21 +9,25 @@ import (
 
 // Linear returns x·wᵀ + b, as torch.nn.functional.linear: x is
 // (..., in) or (in), w is (out, in), b is (out) or nil (no bias); the
-// result is (..., out) or (out). It panics with ErrShape when w is not
-// 2-D, b is not (out), or x's last dimension is not in.
+// result is (..., out) or (out). A matrix x with a bias goes through
+// tensor.Addmm, as in PyTorch, which on the CPU adds the bias as the
+// product is stored. It panics with ErrShape when w is not 2-D, b is
+// not (out), or x's last dimension is not in.
 func Linear(x, w, b *tensor.Tensor) *tensor.Tensor {
 	need("Linear", "x, w", x, w)
 	if w.Dim() != 2 || x.Dim() == 0 || x.Size(-1) != w.Size(1) {
 		fail("Linear", tensor.ErrShape, "want x (..., in) and weight (out, in)", x, w, b)
 	}
-	y := x.MatMul(w.T())
 	if b == nil {
-		return y
+		return x.MatMul(w.T())
 	}
 	if b.Dim() != 1 || b.Size(0) != w.Size(0) {
 		fail("Linear", tensor.ErrShape, fmt.Sprintf("the bias must have shape [%d]", w.Size(0)), x, w, b)
 	}
-	return y.Add(b)
+	if x.Dim() == 2 {
+		return tensor.Addmm(b, x, w.T())
+	}
+	return x.MatMul(w.T()).Add(b)
 }
 
 // Embedding returns the rows of weight (V, D) at indices (Int32, any

@@ -87,6 +87,7 @@ const (
 	OpSoftmax // along Attrs.Dim
 	OpLogSoftmax
 	OpMatMul // batched 3-D (B,M,K)·(B,K,N), or operands of at most 2 dims with torch.matmul's 1-D rules (MatMul)
+	OpAddmm  // inputs: input, a, b; input + a·b for matrices a and b, input broadcast (Addmm; CPU only, a GPU records MatMul and Add)
 	OpCat    // along Attrs.Dim; one input per piece
 
 	OpIndexSelect // inputs: x; Attrs.Dim, Attrs.Index (1-D int32)
@@ -239,6 +240,7 @@ var opTable = [numOps]opInfo{
 	OpSoftmax:    {name: "Softmax", fam: famOther, savesOut: true},
 	OpLogSoftmax: {name: "LogSoftmax", fam: famOther, savesOut: true},
 	OpMatMul:     {name: "MatMul", fam: famOther, saves: in01},
+	OpAddmm:      {name: "Addmm", fam: famOther, saves: []int{1, 2}},
 	OpCat:        {name: "Cat", fam: famOther},
 
 	OpIndexSelect: {name: "IndexSelect", fam: famOther},

@@ -98,6 +98,9 @@ var torchOps = map[string]torchOp{
 	// linalg.json
 	"matmul": binary((*tensor.Tensor).MatMul),
 	"outer":  binary((*tensor.Tensor).Outer),
+	"addmm": func(_ torchref.Case, in []*tensor.Tensor) []*tensor.Tensor {
+		return one(tensor.Addmm(in[0], in[1], in[2]))
+	},
 
 	// index.json
 	"index_select": func(c torchref.Case, in []*tensor.Tensor) []*tensor.Tensor {

@@ -781,6 +781,22 @@ def gen_linalg():
     case("matmul/special_f64", "matmul", mm,
          [T([2, 2], data=[INF, 1.0, NAN, 1.0]), T([2, 2], data=[0.0, 1.0, 1.0, 1.0])], diff=False)
 
+    # addmm(input, a, b) = input + a·b: a linear layer's bias with x·Wᵀ.
+    # In float32 a bias row of more than 16 columns goes through the CPU
+    # GEMM's epilogue; 10 columns and full or column inputs do not.
+    addmm = lambda a, i, x, y: torch.addmm(i, x, y)
+    for nm, ins in [
+        ("f64_bias_7x33_33x65", [T([65]), T([7, 33]), T([33, 65])]),
+        ("f64_input_7x4_7x5_5x4", [T([7, 4]), T([7, 5]), T([5, 4])]),
+        ("f64_input_col_7x1", [T([7, 1]), T([7, 5]), T([5, 4])]),
+        ("f64_transposed_rhs_4x5T", [T([1, 4]), T([7, 5]), T([4, 5], view=V_T())]),
+        ("f32_bias_7x33_33x65", [T([65], "float32"), T([7, 33], "float32"), T([33, 65], "float32")]),
+        ("f32_linear_65x33_20x33T", [T([20], "float32"), T([65, 33], "float32"), T([20, 33], "float32", view=V_T())]),
+        ("f32_bias_row_1x33", [T([1, 33], "float32"), T([9, 7], "float32"), T([7, 33], "float32")]),
+        ("f32_head_33x65_10x65T", [T([10], "float32"), T([33, 65], "float32"), T([10, 65], "float32", view=V_T())]),
+    ]:
+        case(f"addmm/{nm}", "addmm", addmm, ins)
+
     outer = lambda a, x, y: torch.outer(x, y)
     case("outer/f64_7_33", "outer", outer, [T([7]), T([33])])
     case("outer/f64_1_5", "outer", outer, [T([1]), T([5])])
