@@ -58,7 +58,27 @@ var elementwiseRules = map[tensor.Op]entry{
 		y := n.Output()
 		return times(y.Mul(y.RSub(1)))
 	}),
-	tensor.OpReLU: unary(func(n *tensor.Node) partial { return times(n.Output().GtScalar(0)) }),
+	// d relu = 1 where the output is positive (or NaN, as in PyTorch), 0
+	// elsewhere: applied in one pass by ReLUBackward.
+	tensor.OpReLU: explicit(
+		func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
+			return grads(tensor.ReLUBackward(g, n.Output()))
+		},
+		func(ts []*tensor.Tensor, n *tensor.Node) *tensor.Tensor {
+			return tensor.ReLUBackward(ts[0], n.Output())
+		}),
+	// ReLUBackward is linear in the gradient for a fixed y, and flat in y.
+	tensor.OpReLUBackward: explicit(
+		func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
+			out := make([]*tensor.Tensor, 2)
+			if needs(n, 0) {
+				out[0] = tensor.ReLUBackward(g, n.Input(1))
+			}
+			return out
+		},
+		func(ts []*tensor.Tensor, n *tensor.Node) *tensor.Tensor {
+			return tensor.ReLUBackward(tangentOr(ts, 0, n), n.Input(1))
+		}),
 	// d xΦ(x) = Φ(x) + xφ(x)
 	tensor.OpGELU: unary(func(n *tensor.Node) partial {
 		x := input0(n)

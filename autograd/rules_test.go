@@ -86,6 +86,15 @@ var ruleCases = map[tensor.Op][]ruleCase{
 		{"3x5 away from 0", func() []*T { return []*T{away(0.1, 2, 3, 5)} }, un((*T).ReLU), zero},
 		{"strided", func() []*T { return []*T{strided(away(0.1, 2, 3, 5))} }, un((*T).ReLU), zero},
 	},
+	tensor.OpReLUBackward: {
+		{"3x5 at y away from 0", func() []*T { return []*T{leaf(-2, 2, 3, 5), away(0.1, 2, 3, 5)} }, bin(tensor.ReLUBackward), zero},
+		{"y broadcast (5)", func() []*T { return []*T{leaf(-2, 2, 3, 5), away(0.1, 2, 5)} }, bin(tensor.ReLUBackward), zero},
+		{"twice: relu's second derivative", func() []*T { return []*T{away(0.1, 2, 3, 5)} },
+			un(func(x *T) *T {
+				y := x.ReLU()
+				return tensor.ReLUBackward(y.Square(), y)
+			}), zero},
+	},
 	tensor.OpGELU: {
 		{"3x5", func() []*T { return []*T{leaf(-3, 3, 3, 5)} }, un((*T).GELU), zero},
 	},

@@ -183,6 +183,24 @@ func ReLUVec[T Number](dst, x []T) {
 	}
 }
 
+// ReLUBackwardVec sets dst = 0 where y <= 0, else x: the gradient x of
+// ReLU at its output y (PyTorch's threshold_backward(x, y, 0); a NaN y
+// passes x on).
+func ReLUBackwardVec[T Number](dst, x, y []T) {
+	x, y = x[:len(dst)], y[:len(dst)]
+	if zRun[T](len(dst)) {
+		reluBackwardZ(p32(dst), p32(x), p32(y), len(dst), 0)
+		return
+	}
+	for i := range dst {
+		if y[i] <= 0 {
+			dst[i] = 0
+		} else {
+			dst[i] = x[i]
+		}
+	}
+}
+
 // ClampVec sets dst = min(max(x, lo), hi) with Go's min and max, which
 // keep NaN and order signed zeros as math.Min and math.Max do.
 func ClampVec[T Float](dst, x []T, lo, hi T) {

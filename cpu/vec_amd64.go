@@ -49,6 +49,9 @@ func clampZ(dst, x *float32, n int, lo, hi float32)
 func reluZ(dst, x *float32, n int, zero float32)
 
 //go:noescape
+func reluBackwardZ(dst, x, y *float32, n int, zero float32)
+
+//go:noescape
 func selectZ(dst *float32, cond *uint8, x, y *float32, n int)
 
 //go:noescape

@@ -820,6 +820,73 @@ reluZ_done:
 	VZEROUPPER
 	RET
 
+// func reluBackwardZ(dst *float32, x *float32, y *float32, n int, zero float32)
+//
+// Sets dst_i = 0 where y_i <= 0, else x_i, for a zero of +0 (ReLU's gradient x at its output y).
+TEXT ·reluBackwardZ(SB), NOSPLIT, $0-36
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ y+16(FP), DX
+	MOVQ n+24(FP), CX
+	VBROADCASTSS zero+32(FP), Z8
+	CMPQ CX, $64
+	JB   reluBackwardZ_one
+reluBackwardZ_four:
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x12, Z8, Z4, K2
+	VBLENDMPS Z8, Z0, K2, Z0
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS 64(SI), Z1
+	VMOVUPS 64(DX), Z5
+	VCMPPS $0x12, Z8, Z5, K2
+	VBLENDMPS Z8, Z1, K2, Z1
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS 128(SI), Z2
+	VMOVUPS 128(DX), Z6
+	VCMPPS $0x12, Z8, Z6, K2
+	VBLENDMPS Z8, Z2, K2, Z2
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS 192(SI), Z3
+	VMOVUPS 192(DX), Z7
+	VCMPPS $0x12, Z8, Z7, K2
+	VBLENDMPS Z8, Z3, K2, Z3
+	VMOVUPS Z3, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	ADDQ $256, DX
+	SUBQ $64, CX
+	CMPQ CX, $64
+	JAE  reluBackwardZ_four
+reluBackwardZ_one:
+	CMPQ CX, $16
+	JB   reluBackwardZ_tail
+	VMOVUPS 0(SI), Z0
+	VMOVUPS 0(DX), Z4
+	VCMPPS $0x12, Z8, Z4, K2
+	VBLENDMPS Z8, Z0, K2, Z0
+	VMOVUPS Z0, 0(DI)
+	ADDQ $64, DI
+	ADDQ $64, SI
+	ADDQ $64, DX
+	SUBQ $16, CX
+	JMP  reluBackwardZ_one
+reluBackwardZ_tail:
+	TESTQ CX, CX
+	JZ    reluBackwardZ_done
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+	KMOVW AX, K1
+	VMOVUPS.Z 0(SI), K1, Z0
+	VMOVUPS.Z 0(DX), K1, Z4
+	VCMPPS $0x12, Z8, Z4, K2
+	VBLENDMPS Z8, Z0, K2, Z0
+	VMOVUPS Z0, K1, 0(DI)
+reluBackwardZ_done:
+	VZEROUPPER
+	RET
+
 // func selectZ(dst *float32, cond *uint8, x *float32, y *float32, n int)
 //
 // Sets dst_i = x_i where cond_i is not 0, else y_i, on the bits.

@@ -18,6 +18,7 @@ func addcdivZ(dst, a, b, c *float32, n int, v float32)        { panic("cpu: no v
 func clampZ(dst, x *float32, n int, lo, hi float32)           { panic("cpu: no vector loops") }
 func addcmulScalarZ(dst, a, b *float32, n int, v, c float32)  { panic("cpu: no vector loops") }
 func reluZ(dst, x *float32, n int, zero float32)              { panic("cpu: no vector loops") }
+func reluBackwardZ(dst, x, y *float32, n int, zero float32)   { panic("cpu: no vector loops") }
 func selectZ(dst *float32, cond *uint8, x, y *float32, n int) { panic("cpu: no vector loops") }
 func selectScalarZ(dst *float32, cond *uint8, x *float32, n int, y float32) {
 	panic("cpu: no vector loops")

@@ -57,6 +57,7 @@ func TestVecLoopsMatchGo(t *testing.T) {
 		"ClampVec0":        func(d, a, _, _ []float32) { ClampVec(d, a, 0, 2) },
 		"ClampVecLoHi":     func(d, a, _, _ []float32) { ClampVec(d, a, 3, -1) },
 		"ReLUVec":          func(d, a, _, _ []float32) { ReLUVec(d, a) },
+		"ReLUBackwardVec":  func(d, a, b, _ []float32) { ReLUBackwardVec(d, a, b) },
 		"selectWords":      func(d, a, b, c []float32) { selectWords(as32(d), condBytes(c), as32(a), as32(b), 1) },
 		"selectWords1":     func(d, a, b, c []float32) { selectWords(as32(d), condBytes(c), as32(a), as32(b), 0) },
 	}

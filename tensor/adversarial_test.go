@@ -67,6 +67,7 @@ func adversarialFuncs() []A.Case {
 		A.C("Addcmul", A.Triples(func(a, b, c *T) { tensor.Addcmul(a, b, c, math.Inf(1)) })),
 		A.C("Addmm", A.Triples(func(a, b, c *T) { tensor.Addmm(a, b, c) })),
 		A.C("Adopt", A.Each(func(x *T) { tensor.Adopt(x) })),
+		A.C("ReLUBackward", A.Pairs(func(g, y *T) { tensor.ReLUBackward(g, y) })),
 		A.C("Arange", withFloatsOpts(func(f []float64, o ...tensor.Option) { tensor.Arange(f[0], f[1], f[2], o...) }, 0, 5, 1)),
 		A.C("Available", g(func() { _ = tensor.Available(tensor.GPU(-1)); _ = tensor.Available(tensor.Device{Kind: 7}) })),
 		A.C("Bernoulli", A.Each(func(x *T) { tensor.Bernoulli(x) })),

@@ -245,6 +245,15 @@ func (x *Tensor) Div(y *Tensor) *Tensor { return x.binary(OpDiv, y) }
 // Pow returns x raised to y, elementwise with broadcasting.
 func (x *Tensor) Pow(y *Tensor) *Tensor { return x.binary(OpPow, y) }
 
+// ReLUBackward returns grad where y > 0 or y is NaN, and 0 where y <= 0,
+// with broadcasting: the gradient of ReLU at its output y, in one pass
+// (PyTorch's threshold_backward(grad, y, 0)). Integer operands compute
+// in Float32.
+func ReLUBackward(grad, y *Tensor) *Tensor {
+	argsNonNil("ReLUBackward", 1, grad, y)
+	return grad.binary(OpReLUBackward, y)
+}
+
 // Maximum returns the elementwise maximum; NaN if either is NaN.
 func (x *Tensor) Maximum(y *Tensor) *Tensor { return x.binary(OpMaximum, y) }
 

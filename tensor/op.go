@@ -54,6 +54,7 @@ const (
 	OpPow
 	OpMaximum
 	OpMinimum
+	OpReLUBackward // inputs: grad, y; grad where y > 0 (or NaN), 0 where y <= 0 (ReLUBackward)
 	OpEq
 	OpNe
 	OpLt
@@ -201,21 +202,24 @@ var opTable = [numOps]opInfo{
 	OpMulScalar: {name: "MulScalar", fam: famUnary, cpu: loopMath(wrappingMath(mulScalar, mulScalarInt), mulScalar, mulScalarLoop[float32], mulScalarLoop[float64]), wgsl: "x * p0"},
 
 	// Div computes floats only: integer operands divide truly, in Float32.
-	OpAdd:        {name: "Add", fam: famBinary, cpu: numbers(k2(once2(addOf[float32])), k2(once2(addOf[float64])), k2(once2(addOf[int32]))), wgsl: "x + y"},
-	OpSub:        {name: "Sub", fam: famBinary, cpu: numbers(k2(once2(subOf[float32])), k2(once2(subOf[float64])), k2(once2(subOf[int32]))), wgsl: "x - y"},
-	OpMul:        {name: "Mul", fam: famBinary, cpu: numbers(k2(once2(mulOf[float32])), k2(once2(mulOf[float64])), k2(once2(mulOf[int32]))), saves: in01, wgsl: "x * y"},
-	OpDiv:        {name: "Div", fam: famBinary, cpu: floats(k2(once2(divOf[float32])), k2(once2(divOf[float64]))), saves: in01, wgsl: "x / y"},
-	OpPow:        {name: "Pow", fam: famBinary, cpu: numbers(k2(powOf[float32]), k2(powOf[float64]), k2(powOf[int32])), saves: in01, savesOut: true, wgsl: "pow_(x, y)"},
-	OpMaximum:    {name: "Maximum", fam: famBinary, cpu: numbers(k2(maximumOf[float32]), k2(maximumOf[float64]), k2(maximumOf[int32])), saves: in01, wgsl: "select(select(select(y, x, x >= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x >= y)"},
-	OpMinimum:    {name: "Minimum", fam: famBinary, cpu: numbers(k2(minimumOf[float32]), k2(minimumOf[float64]), k2(minimumOf[int32])), saves: in01, wgsl: "select(select(select(y, x, x <= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x <= y)"},
-	OpEq:         {name: "Eq", fam: famBinary, promote: promoteCompare, cpu: compare(cmpEq), nondiff: true, wgsl: "x == y && !isnan_(x) && !isnan_(y)", wgslInt: "x == y"},
-	OpNe:         {name: "Ne", fam: famBinary, promote: promoteCompare, cpu: compare(cmpNe), nondiff: true, wgsl: "x != y || isnan_(x) || isnan_(y)", wgslInt: "x != y"},
-	OpLt:         {name: "Lt", fam: famBinary, promote: promoteCompare, cpu: compare(cmpLt), nondiff: true, wgsl: "x < y && !isnan_(x) && !isnan_(y)", wgslInt: "x < y"},
-	OpLe:         {name: "Le", fam: famBinary, promote: promoteCompare, cpu: compare(cmpLe), nondiff: true, wgsl: "x <= y && !isnan_(x) && !isnan_(y)", wgslInt: "x <= y"},
-	OpGt:         {name: "Gt", fam: famBinary, promote: promoteCompare, cpu: compare(cmpGt), nondiff: true, wgsl: "x > y && !isnan_(x) && !isnan_(y)", wgslInt: "x > y"},
-	OpGe:         {name: "Ge", fam: famBinary, promote: promoteCompare, cpu: compare(cmpGe), nondiff: true, wgsl: "x >= y && !isnan_(x) && !isnan_(y)", wgslInt: "x >= y"},
-	OpLogicalAnd: {name: "LogicalAnd", fam: famBinary, promote: promoteLogical, cpu: logical(func(x, y bool) bool { return x && y }), nondiff: true, wgsl: "x && y"},
-	OpLogicalOr:  {name: "LogicalOr", fam: famBinary, promote: promoteLogical, cpu: logical(func(x, y bool) bool { return x || y }), nondiff: true, wgsl: "x || y"},
+	OpAdd:     {name: "Add", fam: famBinary, cpu: numbers(k2(once2(addOf[float32])), k2(once2(addOf[float64])), k2(once2(addOf[int32]))), wgsl: "x + y"},
+	OpSub:     {name: "Sub", fam: famBinary, cpu: numbers(k2(once2(subOf[float32])), k2(once2(subOf[float64])), k2(once2(subOf[int32]))), wgsl: "x - y"},
+	OpMul:     {name: "Mul", fam: famBinary, cpu: numbers(k2(once2(mulOf[float32])), k2(once2(mulOf[float64])), k2(once2(mulOf[int32]))), saves: in01, wgsl: "x * y"},
+	OpDiv:     {name: "Div", fam: famBinary, cpu: floats(k2(once2(divOf[float32])), k2(once2(divOf[float64]))), saves: in01, wgsl: "x / y"},
+	OpPow:     {name: "Pow", fam: famBinary, cpu: numbers(k2(powOf[float32]), k2(powOf[float64]), k2(powOf[int32])), saves: in01, savesOut: true, wgsl: "pow_(x, y)"},
+	OpMaximum: {name: "Maximum", fam: famBinary, cpu: numbers(k2(maximumOf[float32]), k2(maximumOf[float64]), k2(maximumOf[int32])), saves: in01, wgsl: "select(select(select(y, x, x >= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x >= y)"},
+	OpMinimum: {name: "Minimum", fam: famBinary, cpu: numbers(k2(minimumOf[float32]), k2(minimumOf[float64]), k2(minimumOf[int32])), saves: in01, wgsl: "select(select(select(y, x, x <= y), y, isnan_(y)), x, isnan_(x))", wgslInt: "select(y, x, x <= y)"},
+	// ReLUBackward is ReLU's gradient in one pass rather than a mask and
+	// a Where (PyTorch's threshold_backward(grad, y, 0)).
+	OpReLUBackward: {name: "ReLUBackward", fam: famBinary, cpu: floats(k2(once2(reluBackwardOf[float32])), k2(once2(reluBackwardOf[float64]))), saves: []int{1}, wgsl: "select(x, 0.0, y <= 0.0 && !isnan_(y))"},
+	OpEq:           {name: "Eq", fam: famBinary, promote: promoteCompare, cpu: compare(cmpEq), nondiff: true, wgsl: "x == y && !isnan_(x) && !isnan_(y)", wgslInt: "x == y"},
+	OpNe:           {name: "Ne", fam: famBinary, promote: promoteCompare, cpu: compare(cmpNe), nondiff: true, wgsl: "x != y || isnan_(x) || isnan_(y)", wgslInt: "x != y"},
+	OpLt:           {name: "Lt", fam: famBinary, promote: promoteCompare, cpu: compare(cmpLt), nondiff: true, wgsl: "x < y && !isnan_(x) && !isnan_(y)", wgslInt: "x < y"},
+	OpLe:           {name: "Le", fam: famBinary, promote: promoteCompare, cpu: compare(cmpLe), nondiff: true, wgsl: "x <= y && !isnan_(x) && !isnan_(y)", wgslInt: "x <= y"},
+	OpGt:           {name: "Gt", fam: famBinary, promote: promoteCompare, cpu: compare(cmpGt), nondiff: true, wgsl: "x > y && !isnan_(x) && !isnan_(y)", wgslInt: "x > y"},
+	OpGe:           {name: "Ge", fam: famBinary, promote: promoteCompare, cpu: compare(cmpGe), nondiff: true, wgsl: "x >= y && !isnan_(x) && !isnan_(y)", wgslInt: "x >= y"},
+	OpLogicalAnd:   {name: "LogicalAnd", fam: famBinary, promote: promoteLogical, cpu: logical(func(x, y bool) bool { return x && y }), nondiff: true, wgsl: "x && y"},
+	OpLogicalOr:    {name: "LogicalOr", fam: famBinary, promote: promoteLogical, cpu: logical(func(x, y bool) bool { return x || y }), nondiff: true, wgsl: "x || y"},
 
 	OpWhere:   {name: "Where", fam: famOther, cpu: selects(), saves: []int{0}, wgsl: "select(z, y, x)"}, // inputs: cond, x, y; kernels by x's dtype
 	OpAddcmul: {name: "Addcmul", fam: famTernary, cpu: floats(k3(addcmulOf[float32]), k3(addcmulOf[float64])), saves: []int{1, 2}, wgsl: "x + p0 * y * z"},

@@ -249,6 +249,17 @@ func divOf[T cpu.Float]([2]float64) cpu.Fn2[T, T] {
 	return cpu.Fn2[T, T]{F: func(x, y T) T { return x / y }, Vec: cpu.DivVec[T]}
 }
 
+// reluBackwardOf is ReLU's gradient x at its output y: 0 where y <= 0,
+// else x (a NaN y passes x on, as in PyTorch).
+func reluBackwardOf[T cpu.Float]([2]float64) cpu.Fn2[T, T] {
+	return cpu.Fn2[T, T]{F: func(x, y T) T {
+		if y <= 0 {
+			return 0
+		}
+		return x
+	}, Vec: cpu.ReLUBackwardVec[T]}
+}
+
 func powOf[T cpu.Number]([2]float64) cpu.Fn2[T, T] {
 	return cpu.Fn2[T, T]{F: func(x, y T) T { return T(math.Pow(float64(x), float64(y))) }}
 }

@@ -17,6 +17,14 @@ var binarySpecs = []Spec{
 	{Op: tensor.OpPow, Call: call2((*tensor.Tensor).Pow), Ref: ref2(math.Pow), Domain: [][2]float64{{0.1, 3}, {-2, 2}}, Tol: approx.AbsRel(0, 5e-6), Torch: torch("pow")},
 	{Op: tensor.OpMaximum, Call: call2((*tensor.Tensor).Maximum), Ref: ref2(nanOr(math.Max)), NaN: true, Torch: torch("maximum")},
 	{Op: tensor.OpMinimum, Call: call2((*tensor.Tensor).Minimum), Ref: ref2(nanOr(math.Min)), NaN: true, Torch: torch("minimum")},
+	// ReLUBackward is ReLU's gradient rule: the relu cases' gradients,
+	// their NaN and kink cases included, check it against PyTorch's.
+	{Op: tensor.OpReLUBackward, Call: call2(tensor.ReLUBackward), Ref: ref2(func(g, y float64) float64 {
+		if y <= 0 {
+			return 0
+		}
+		return g
+	}), NaN: true, Via: &RefExemption{Via: torch("relu"), Note: "relu gradients"}},
 	{Op: tensor.OpEq, Call: call2((*tensor.Tensor).Eq), Ref: ref2(func(x, y float64) float64 { return b2f(x == y) }), Whole: true, NaN: true, Torch: torch("eq")},
 	{Op: tensor.OpNe, Call: call2((*tensor.Tensor).Ne), Ref: ref2(func(x, y float64) float64 { return b2f(x != y) }), Whole: true, NaN: true, Torch: torch("ne")},
 	{Op: tensor.OpLt, Call: call2((*tensor.Tensor).Lt), Ref: ref2(func(x, y float64) float64 { return b2f(x < y) }), Whole: true, NaN: true, Torch: torch("lt")},

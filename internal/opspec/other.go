@@ -29,7 +29,9 @@ var otherSpecs = []Spec{
 	{Op: tensor.OpSoftmax, Family: "softmax", Cover: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.Softmax(1) }, Torch: torch("softmax")},
 	{Op: tensor.OpLogSoftmax, Family: "softmax", Cover: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.LogSoftmax(1) }, Torch: torch("log_softmax")},
 	{Op: tensor.OpMatMul, Family: "linalg", Cover: func(x, y *tensor.Tensor) *tensor.Tensor { return x.MatMul(y.T()) }, Torch: torch("matmul")},
-	{Op: tensor.OpAddmm, Family: "linalg", Cover: func(x, y *tensor.Tensor) *tensor.Tensor { return tensor.Addmm(x.Select(0, 0).Narrow(0, 0, 2), x, y.T()) },
+	{Op: tensor.OpAddmm, Family: "linalg", Cover: func(x, y *tensor.Tensor) *tensor.Tensor {
+		return tensor.Addmm(x.Select(0, 0).Narrow(0, 0, 2), x, y.T())
+	},
 		Torch: torch("addmm")},
 	{Op: tensor.OpCat, Family: "copy", Cover: func(x, y *tensor.Tensor) *tensor.Tensor { return tensor.Cat([]*tensor.Tensor{x, y}, 0) }, Torch: torch("cat", "stack")},
 

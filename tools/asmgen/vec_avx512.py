@@ -142,6 +142,15 @@ def relu(r, off, m):
     return load('x', off, m, z) + [f'\tVMAXPS {z}, Z8, {z}', f'\tVADDPS Z8, {z}, {z}'] + store(z, off, m)
 out.append(kernel('reluZ', 'Sets dst_i = max(x_i, zero) for a zero of +0 (Go\'s max: NaN stays, −0 becomes +0).',
                   [('dst', 'p'), ('x', 'p'), ('n', 'n'), ('zero', 'f')], relu))
+def reluBackward(r, off, m):
+    z, w = f'Z{r}', f'Z{r+4}'
+    # K2 = y <= 0 (ordered, quiet: false for a NaN y), then zero where it
+    # holds: the gradient passes where y > 0 or y is NaN, as PyTorch's
+    # threshold_backward(g, y, 0).
+    return (load('x', off, m, z) + load('y', off, m, w) +
+            [f'\tVCMPPS $0x12, Z8, {w}, K2', f'\tVBLENDMPS Z8, {z}, K2, {z}'] + store(z, off, m))
+out.append(kernel('reluBackwardZ', 'Sets dst_i = 0 where y_i <= 0, else x_i, for a zero of +0 (ReLU\'s gradient x at its output y).',
+                  [('dst', 'p'), ('x', 'p'), ('y', 'p'), ('n', 'n'), ('zero', 'f')], reluBackward))
 def select(scalar):
     def body(r, off, m):
         z, w, c = f'Z{r}', f'Z{r+4}', f'X{16+r}'

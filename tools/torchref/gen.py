@@ -409,6 +409,8 @@ def gen_elementwise():
     kink = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5]
     case("abs/kink", "abs", U(torch.abs), [T([6], data=kink)])
     case("relu/kink", "relu", U(torch.relu), [T([6], data=kink)])
+    # A NaN output passes its gradient on (threshold_backward: NaN <= 0 is false).
+    case("relu/nan_grad", "relu", U(torch.relu), [T([5], data=[NAN, 2.0, -2.0, INF, -INF])])
     case("sign/kink", "sign", U(torch.sign), [T([6], data=kink)])
     case("sqrt/kink", "sqrt", U(torch.sqrt), [T([3], data=[0.0, 1.0, 4.0])])
     case("clamp/kink", "clamp", clamp, [T([7], data=[-0.5, 0.5, -0.25, 0.75, -0.75, 0.0, 0.5])],
