@@ -34,43 +34,35 @@ def gen(out, D):
         p(f"#define {D.upper()}STEP{w} \\")
         p(" \\\n".join("\t" + l for l in lines))
         p("")
+    def row(name, w, acc, bias=False, relu=False):
+        # A row of w registers stored to C (DX): C added first when
+        # accumulating; with bias, the bias (Z0-Z3) added, then, with
+        # relu, max(0, x) and +0 (Z4) as reluZ does.
+        args = ", ".join(f"r{j}" for j in range(w))
+        lines = []
+        for j in range(w):
+            off = f"{64*j}(DX)" if j else "(DX)"
+            k = "" if j < w - 1 else "K1, "
+            if acc:
+                lines.append(f"VADD{PS} {off}, r{j}, {k}r{j}")
+            if bias:
+                lines.append(f"VADD{PS} Z{j}, r{j}, r{j}")
+            if relu:
+                lines.append(f"VMAX{PS} r{j}, Z4, r{j}")
+                lines.append(f"VADD{PS} Z4, r{j}, r{j}")
+            lines.append(f"VMOVUP{PS[1]} r{j}, {k}{off}")
+        lines.append("ADDQ R8, DX")
+        p(f"#define {name}({args}) \\")
+        p(" \\\n".join("\t" + l for l in lines))
+        p("")
     for w in (4, 3, 2, 1):
         for acc in (0, 1):
-            name = f"{D.upper()}{'ADD' if acc else 'PUT'}ROW{w}"
-            args = ", ".join(f"r{j}" for j in range(w))
-            lines = []
-            for j in range(w):
-                off = f"{64*j}(DX)" if j else "(DX)"
-                k = "" if j < w - 1 else "K1, "
-                if acc:
-                    lines.append(f"VADD{PS} {off}, r{j}, {k}r{j}")
-                lines.append(f"VMOVUP{PS[1]} r{j}, {k}{off}")
-            lines.append("ADDQ R8, DX")
-            p(f"#define {name}({args}) \\")
-            p(" \\\n".join("\t" + l for l in lines))
-            p("")
-    # Epilogue rows: C (when accumulating) added, then the bias in
-    # Z0-Z3, then (when relu) max(0, x) and +0 as reluZ does, then stored.
+            row(f"{D.upper()}{'ADD' if acc else 'PUT'}ROW{w}", w, acc)
+    # The epilogue's rows.
     for w in (4, 3, 2, 1):
         for acc in (0, 1):
             for relu in (0, 1):
-                name = f"{D.upper()}EPIROW{w}{'A' if acc else 'P'}{'R' if relu else ''}"
-                args = ", ".join(f"r{j}" for j in range(w))
-                lines = []
-                for j in range(w):
-                    off = f"{64*j}(DX)" if j else "(DX)"
-                    k = "" if j < w - 1 else "K1, "
-                    if acc:
-                        lines.append(f"VADD{PS} {off}, r{j}, {k}r{j}")
-                    lines.append(f"VADD{PS} Z{j}, r{j}, r{j}")
-                    if relu:
-                        lines.append(f"VMAX{PS} r{j}, Z4, r{j}")
-                        lines.append(f"VADD{PS} Z4, r{j}, r{j}")
-                    lines.append(f"VMOVUP{PS[1]} r{j}, {k}{off}")
-                lines.append("ADDQ R8, DX")
-                p(f"#define {name}({args}) \\")
-                p(" \\\n".join("\t" + l for l in lines))
-                p("")
+                row(f"{D.upper()}EPIROW{w}{'A' if acc else 'P'}{'R' if relu else ''}", w, acc, bias=True, relu=relu)
     for w in (4, 3, 2, 1):
         fn = f"{pre}KernelZ6x{L*w}"
         p(f"// func {fn}(k int, a *{T}, ars, acs int, b *{T}, bs, bstep int, c *{T}, ldc, accum, mr int, mask {mtype}, bias *{T}, relu int)")
