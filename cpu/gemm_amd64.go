@@ -240,35 +240,6 @@ func (kit *gemmKit[T]) colsInPlace(a mat[T], n, parts int) bool {
 	return kit.inPlace(a) && n >= 2*parts*kit.nb
 }
 
-// A split cuts n into count blocks on multiples of unit, whose sizes
-// differ by one unit at most (the last one possibly short of a unit).
-type split struct{ n, unit, count, units int }
-
-// splitFor returns the blocks that cut n for parts goroutines: of at most
-// most (give or take a unit), in as few blocks as that allows when parts
-// is 1, else in a number of blocks that is a multiple of parts and at
-// least per a goroutine, so that the goroutines finish
-// together, and block sizes as even as the unit allows: 256 rows in
-// panels of six for two goroutines are eight blocks of five or six
-// panels, not seven of six and one of a part of one, which left one
-// goroutine 144 rows and the other 112.
-func splitFor(n, parts, per, most, unit int) split {
-	units := (n + unit - 1) / unit
-	count := (n + most - 1) / most
-	if parts > 1 {
-		count = (max(count, per*parts) + parts - 1) / parts * parts
-	}
-	return split{n: n, unit: unit, count: min(count, units), units: units}
-}
-
-// block returns block u's bounds.
-func (s split) block(u int) (lo, hi int) {
-	return s.units * u / s.count * s.unit, min(s.n, s.units*(u+1)/s.count*s.unit)
-}
-
-// most returns the size of the largest block.
-func (s split) most() int { return (s.units + s.count - 1) / s.count * s.unit }
-
 // gemmRows computes c = a·b sharing B: B is packed whole (all K steps of
 // a block of columns), then each block of rows of C packs its rows of A
 // and computes them.
