@@ -87,7 +87,10 @@ func Fusion() bool { return fusionOn.Load() }
 // measured no faster on the MLP step (332 against 335 steps/s, 8
 // interleaved runs), the passes saved being spent on the copy on write
 // that the optimizer's update of weights still read by deferred products
-// needs.
+// needs. The bias is added that way eagerly instead, by Addmm (which
+// nn.Linear calls); taking the ReLU too, in one AddmmReLU for a Linear
+// then ReLU (branch linrelu), measured the same as without (medians of
+// 16 and 8 interleaved runs: 339.7 and 340.5 steps/s).
 var cpuFuseMin atomic.Int64
 
 const cpuFuseMinSize = 1 << 14
