@@ -130,10 +130,8 @@ store:
 \tTESTQ R9, R9
 \tJNZ   add
 """)
-        for acc in (0, 1):
-            if acc:
-                p("add:")
-            name = f"{D.upper()}{'ADD' if acc else 'PUT'}ROW{w}"
+        def six_rows(name):
+            # The row macro name on each row of the tile, up to mr.
             for i in range(6):
                 regs = ", ".join(f"Z{8+4*i+j}" for j in range(w))
                 p(f"\t{name}({regs})")
@@ -141,6 +139,10 @@ store:
                     p(f"\tCMPQ R12, ${i+1}")
                     p("\tJLE  done")
             p("\tJMP  done")
+        for acc in (0, 1):
+            if acc:
+                p("add:")
+            six_rows(f"{D.upper()}{'ADD' if acc else 'PUT'}ROW{w}")
             p("")
         # The epilogue: the bias panels into Z0-Z3 (the last one masked),
         # +0 into Z4, then the rows through the EPIROW variant.
@@ -163,14 +165,7 @@ store:
         for v in range(4):
             acc, relu = v >> 1, v & 1
             p(f"epi{v}:")
-            name = f"{D.upper()}EPIROW{w}{'A' if acc else 'P'}{'R' if relu else ''}"
-            for i in range(6):
-                regs = ", ".join(f"Z{8+4*i+j}" for j in range(w))
-                p(f"\t{name}({regs})")
-                if i < 5:
-                    p(f"\tCMPQ R12, ${i+1}")
-                    p("\tJLE  done")
-            p("\tJMP  done")
+            six_rows(f"{D.upper()}EPIROW{w}{'A' if acc else 'P'}{'R' if relu else ''}")
         p("")
         p("done:\n\tVZEROUPPER\n\tRET\n")
 
