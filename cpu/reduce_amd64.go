@@ -41,8 +41,9 @@ func foldCols4F32(acc []float64, x []float32, off, rs int) {
 }
 
 // foldColsAVX512 adds groups groups of four rows to acc as that many
-// foldCols4AVX2 calls would, the same bits, with the accumulators in
-// registers (n columns, a positive multiple of 16; see reduce_amd64.s).
+// foldCols4AVX2 calls would, the same bits, sixteen columns a step with
+// 512-bit conversions (n columns, a positive multiple of 16; see
+// reduce_amd64.s).
 //
 //go:noescape
 func foldColsAVX512(acc *float64, x *float32, rs, groups, n int)
@@ -50,10 +51,9 @@ func foldColsAVX512(acc *float64, x *float32, rs, groups, n int)
 // foldColsF32 adds to acc, groups times, the column sums of the next
 // four rows of x (at off, off+rs, ...; rs ≥ 0), as that many
 // foldCols4F32 calls do: the same bits. With AVX-512 the columns go
-// sixteen at a time through foldColsAVX512, which reads each
-// accumulator once for all the groups rather than once a group (a
-// 256×512 bias gradient's sum: go test -bench SumCols, 16 → … µs).
-// Only for reduceAsm.
+// sixteen at a time through foldColsAVX512 (the 256 rows of a 256×512
+// bias gradient on one core: 9.5-9.7 µs through foldCols4F32, 5.3-5.4
+// through foldColsAVX512, two runs each). Only for reduceAsm.
 func foldColsF32(acc []float64, x []float32, off, rs, groups int) {
 	n16 := len(acc) &^ 15
 	if cpuAVX512 && n16 > 0 && groups > 0 {

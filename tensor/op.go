@@ -88,7 +88,7 @@ const (
 	OpSoftmax // along Attrs.Dim
 	OpLogSoftmax
 	OpMatMul // batched 3-D (B,M,K)·(B,K,N), or operands of at most 2 dims with torch.matmul's 1-D rules (MatMul)
-	OpAddmm  // inputs: input, a, b; input + a·b for matrices a and b, input broadcast (Addmm; CPU only, a GPU records MatMul and Add)
+	OpAddmm  // inputs: input, a, b; input + a·b for matrices a and b, input broadcast (Addmm)
 	OpCat    // along Attrs.Dim; one input per piece
 
 	OpIndexSelect // inputs: x; Attrs.Dim, Attrs.Index (1-D int32)
