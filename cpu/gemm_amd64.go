@@ -426,8 +426,8 @@ func steps(n, max, unit int) int {
 
 // sgemmMacro computes the mc×nc block c from packed A and B, storing it,
 // or adding it to c when accum is set. c is in range (sgemm checked it).
-func sgemmMacro(mc, nc, kc int, a aPanels[float32], b bPanels[float32], c f32Mat, accum bool, epi *Epilogue) {
-	if !a.packed || !b.packed || epi != nil {
+func sgemmMacro(mc, nc, kc int, a aPanels[float32], b bPanels[float32], c f32Mat, accum bool, epi Epilogue) {
+	if !a.packed || !b.packed || epi.Bias != nil {
 		panic("cpu: sgemmMacro: A and B must be packed for the AVX2 kernel, which takes no epilogue")
 	}
 	ap, bp := a.data[a.off:], b.data[b.off:]

@@ -60,34 +60,34 @@ var dgemmKC, dgemmMC = 256, 192
 // bs values apart (row p of each at b + p·bstep: packed panels), stored
 // to (or, when accum is not 0, added to) the first mr rows of c, whose
 // rows are ldc values apart; of the last B panel's L columns only those
-// set in mask are written. With bias (not nil), each row stored has the
-// bias's w·L values added and, when relu is not 0, goes through max(0,
-// x) (an epilogue, see Epilogue).
-type zKernel[T Float] func(k int, a *T, ars, acs int, b *T, bs, bstep int, c *T, ldc, accum, mr int, mask uint16, bias *T, relu int)
+// set in mask are written. With bias (not nil; the float32 kernels only,
+// the float64 ones ignore it), each row stored has the bias's w·L values
+// added (an epilogue, see Epilogue).
+type zKernel[T Float] func(k int, a *T, ars, acs int, b *T, bs, bstep int, c *T, ldc, accum, mr int, mask uint16, bias *T)
 
 //go:noescape
-func sgemmKernelZ6x64(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
+func sgemmKernelZ6x64(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
 
 //go:noescape
-func sgemmKernelZ6x48(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
+func sgemmKernelZ6x48(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
 
 //go:noescape
-func sgemmKernelZ6x32(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
+func sgemmKernelZ6x32(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
 
 //go:noescape
-func sgemmKernelZ6x16(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
+func sgemmKernelZ6x16(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
 
 //go:noescape
-func dgemmKernelZ6x32(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
+func dgemmKernelZ6x32(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
 
 //go:noescape
-func dgemmKernelZ6x24(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
+func dgemmKernelZ6x24(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
 
 //go:noescape
-func dgemmKernelZ6x16(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
+func dgemmKernelZ6x16(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
 
 //go:noescape
-func dgemmKernelZ6x8(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
+func dgemmKernelZ6x8(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
 
 // The kernels by the number of B panels less one.
 var (
@@ -96,12 +96,12 @@ var (
 )
 
 // sgemmMacroZ is sgemmMacro with the AVX-512 kernels.
-func sgemmMacroZ(mc, nc, kc int, a aPanels[float32], b bPanels[float32], c f32Mat, accum bool, epi *Epilogue) {
+func sgemmMacroZ(mc, nc, kc int, a aPanels[float32], b bPanels[float32], c f32Mat, accum bool, epi Epilogue) {
 	macroZ(&sgemmKernelsZ, gemmNR, mc, nc, kc, a, b, c, accum, epi)
 }
 
 // dgemmMacroZ is the float64 macro-kernel.
-func dgemmMacroZ(mc, nc, kc int, a aPanels[float64], b bPanels[float64], c mat[float64], accum bool, epi *Epilogue) {
+func dgemmMacroZ(mc, nc, kc int, a aPanels[float64], b bPanels[float64], c mat[float64], accum bool, epi Epilogue) {
 	macroZ(&dgemmKernelsZ, dgemmNR, mc, nc, kc, a, b, c, accum, epi)
 }
 
@@ -113,10 +113,10 @@ func dgemmMacroZ(mc, nc, kc int, a aPanels[float64], b bPanels[float64], c mat[f
 // contiguous, else through a temporary. The kernels read six rows of A
 // whatever the block's height, so a last block of fewer rows in place is
 // packed first. c is in range (gemm checked it), and so is B in place,
-// whole panels included (gemmKit.inPlaceB). With epi (a float32
-// product's last K step, c's rows contiguous), each block stored goes
-// the kernels' epilogue as they store it.
-func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], b bPanels[T], c mat[T], accum bool, epi *Epilogue) {
+// whole panels included (gemmKit.inPlaceB). With an epilogue (a bias:
+// a float32 product's last K step, c's rows contiguous), the kernels add
+// it to each block as they store it.
+func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], b bPanels[T], c mat[T], accum bool, epi Epilogue) {
 	// The kernel reads whole panels through pointers.
 	a.check(mc, kc)
 	if b.packed {
@@ -127,13 +127,12 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 		acc = 1
 	}
 	wide := 4 * lanes
-	var bias []T // the epilogue's bias, which the kernels add as they store
-	relu := 0
-	if epi != nil {
-		bias = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(epi.Bias))), len(epi.Bias))
-		if epi.ReLU {
-			relu = 1
+	var bias []T // the epilogue's bias, which the float32 kernels add as they store
+	if epi.Bias != nil {
+		if unsafe.Sizeof(T(0)) != 4 {
+			panic("cpu: macroZ: an epilogue on a float64 product")
 		}
+		bias = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(epi.Bias))), len(epi.Bias))
 	}
 	var tile []T // for a C whose columns are not contiguous; made when needed (the kernels' pointer would move an array to the heap on every call)
 	var edge []T // the last, short panel of rows in place, packed
@@ -158,13 +157,16 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 				apan, ars, acs = &edge[0], 1, gemmMR
 			}
 			if c.cs == 1 {
-				kern(kc, apan, ars, acs, bpan, b.step, b.rs, &c.data[c.off+ir*c.rs+jr], c.rs, acc, mr, mask, bpan0(bias, jr), relu)
+				kern(kc, apan, ars, acs, bpan, b.step, b.rs, &c.data[c.off+ir*c.rs+jr], c.rs, acc, mr, mask, bpan0(bias, jr))
 				continue
 			}
 			if tile == nil {
 				tile = make([]T, gemmMR*gemmNRZ)
 			}
-			kern(kc, apan, ars, acs, bpan, b.step, b.rs, &tile[0], wide, 0, gemmMR, 0xFFFF, nil, 0)
+			if bias != nil {
+				panic("cpu: macroZ: an epilogue on a C whose columns are not contiguous")
+			}
+			kern(kc, apan, ars, acs, bpan, b.step, b.rs, &tile[0], wide, 0, gemmMR, 0xFFFF, nil)
 			storeTile(c.at(ir, jr), tile, wide, mr, nr, accum)
 		}
 	}

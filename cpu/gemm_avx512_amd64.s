@@ -19,11 +19,10 @@
 // FMAs. Then the first mr rows are stored to c (row stride ldc values),
 // or added to what c holds when accum is not 0; in the last panel only
 // the columns set in mask (K1) are: masked loads and stores, so columns
-// past the edge of C are neither read nor written. With a bias (not
-// nil: w panels of L values, the last read under the mask), each row
-// gets the bias added after C, and then, when relu is not 0, max(0, x)
-// and +0 as reluZ computes them, before it is stored: a bias and a ReLU
-// as the elementwise ops round them, at no pass over C.
+// past the edge of C are neither read nor written. With a bias (float32
+// only, else ignored; not nil: w panels of L values, the last read under
+// the mask), each row gets the bias added after C before it is stored:
+// the bias as Add rounds it, at no pass over C.
 
 #define SSTEP4 \
 	VMOVUPS (DI), Z0 \
@@ -204,25 +203,6 @@
 	VMOVUPS r3, K1, 192(DX) \
 	ADDQ R8, DX
 
-#define SEPIROW4PR(r0, r1, r2, r3) \
-	VADDPS Z0, r0, r0 \
-	VMAXPS r0, Z4, r0 \
-	VADDPS Z4, r0, r0 \
-	VMOVUPS r0, (DX) \
-	VADDPS Z1, r1, r1 \
-	VMAXPS r1, Z4, r1 \
-	VADDPS Z4, r1, r1 \
-	VMOVUPS r1, 64(DX) \
-	VADDPS Z2, r2, r2 \
-	VMAXPS r2, Z4, r2 \
-	VADDPS Z4, r2, r2 \
-	VMOVUPS r2, 128(DX) \
-	VADDPS Z3, r3, r3 \
-	VMAXPS r3, Z4, r3 \
-	VADDPS Z4, r3, r3 \
-	VMOVUPS r3, K1, 192(DX) \
-	ADDQ R8, DX
-
 #define SEPIROW4A(r0, r1, r2, r3) \
 	VADDPS (DX), r0, r0 \
 	VADDPS Z0, r0, r0 \
@@ -238,50 +218,12 @@
 	VMOVUPS r3, K1, 192(DX) \
 	ADDQ R8, DX
 
-#define SEPIROW4AR(r0, r1, r2, r3) \
-	VADDPS (DX), r0, r0 \
-	VADDPS Z0, r0, r0 \
-	VMAXPS r0, Z4, r0 \
-	VADDPS Z4, r0, r0 \
-	VMOVUPS r0, (DX) \
-	VADDPS 64(DX), r1, r1 \
-	VADDPS Z1, r1, r1 \
-	VMAXPS r1, Z4, r1 \
-	VADDPS Z4, r1, r1 \
-	VMOVUPS r1, 64(DX) \
-	VADDPS 128(DX), r2, r2 \
-	VADDPS Z2, r2, r2 \
-	VMAXPS r2, Z4, r2 \
-	VADDPS Z4, r2, r2 \
-	VMOVUPS r2, 128(DX) \
-	VADDPS 192(DX), r3, K1, r3 \
-	VADDPS Z3, r3, r3 \
-	VMAXPS r3, Z4, r3 \
-	VADDPS Z4, r3, r3 \
-	VMOVUPS r3, K1, 192(DX) \
-	ADDQ R8, DX
-
 #define SEPIROW3P(r0, r1, r2) \
 	VADDPS Z0, r0, r0 \
 	VMOVUPS r0, (DX) \
 	VADDPS Z1, r1, r1 \
 	VMOVUPS r1, 64(DX) \
 	VADDPS Z2, r2, r2 \
-	VMOVUPS r2, K1, 128(DX) \
-	ADDQ R8, DX
-
-#define SEPIROW3PR(r0, r1, r2) \
-	VADDPS Z0, r0, r0 \
-	VMAXPS r0, Z4, r0 \
-	VADDPS Z4, r0, r0 \
-	VMOVUPS r0, (DX) \
-	VADDPS Z1, r1, r1 \
-	VMAXPS r1, Z4, r1 \
-	VADDPS Z4, r1, r1 \
-	VMOVUPS r1, 64(DX) \
-	VADDPS Z2, r2, r2 \
-	VMAXPS r2, Z4, r2 \
-	VADDPS Z4, r2, r2 \
 	VMOVUPS r2, K1, 128(DX) \
 	ADDQ R8, DX
 
@@ -297,39 +239,10 @@
 	VMOVUPS r2, K1, 128(DX) \
 	ADDQ R8, DX
 
-#define SEPIROW3AR(r0, r1, r2) \
-	VADDPS (DX), r0, r0 \
-	VADDPS Z0, r0, r0 \
-	VMAXPS r0, Z4, r0 \
-	VADDPS Z4, r0, r0 \
-	VMOVUPS r0, (DX) \
-	VADDPS 64(DX), r1, r1 \
-	VADDPS Z1, r1, r1 \
-	VMAXPS r1, Z4, r1 \
-	VADDPS Z4, r1, r1 \
-	VMOVUPS r1, 64(DX) \
-	VADDPS 128(DX), r2, K1, r2 \
-	VADDPS Z2, r2, r2 \
-	VMAXPS r2, Z4, r2 \
-	VADDPS Z4, r2, r2 \
-	VMOVUPS r2, K1, 128(DX) \
-	ADDQ R8, DX
-
 #define SEPIROW2P(r0, r1) \
 	VADDPS Z0, r0, r0 \
 	VMOVUPS r0, (DX) \
 	VADDPS Z1, r1, r1 \
-	VMOVUPS r1, K1, 64(DX) \
-	ADDQ R8, DX
-
-#define SEPIROW2PR(r0, r1) \
-	VADDPS Z0, r0, r0 \
-	VMAXPS r0, Z4, r0 \
-	VADDPS Z4, r0, r0 \
-	VMOVUPS r0, (DX) \
-	VADDPS Z1, r1, r1 \
-	VMAXPS r1, Z4, r1 \
-	VADDPS Z4, r1, r1 \
 	VMOVUPS r1, K1, 64(DX) \
 	ADDQ R8, DX
 
@@ -342,28 +255,8 @@
 	VMOVUPS r1, K1, 64(DX) \
 	ADDQ R8, DX
 
-#define SEPIROW2AR(r0, r1) \
-	VADDPS (DX), r0, r0 \
-	VADDPS Z0, r0, r0 \
-	VMAXPS r0, Z4, r0 \
-	VADDPS Z4, r0, r0 \
-	VMOVUPS r0, (DX) \
-	VADDPS 64(DX), r1, K1, r1 \
-	VADDPS Z1, r1, r1 \
-	VMAXPS r1, Z4, r1 \
-	VADDPS Z4, r1, r1 \
-	VMOVUPS r1, K1, 64(DX) \
-	ADDQ R8, DX
-
 #define SEPIROW1P(r0) \
 	VADDPS Z0, r0, r0 \
-	VMOVUPS r0, K1, (DX) \
-	ADDQ R8, DX
-
-#define SEPIROW1PR(r0) \
-	VADDPS Z0, r0, r0 \
-	VMAXPS r0, Z4, r0 \
-	VADDPS Z4, r0, r0 \
 	VMOVUPS r0, K1, (DX) \
 	ADDQ R8, DX
 
@@ -373,16 +266,8 @@
 	VMOVUPS r0, K1, (DX) \
 	ADDQ R8, DX
 
-#define SEPIROW1AR(r0) \
-	VADDPS (DX), r0, K1, r0 \
-	VADDPS Z0, r0, r0 \
-	VMAXPS r0, Z4, r0 \
-	VADDPS Z4, r0, r0 \
-	VMOVUPS r0, K1, (DX) \
-	ADDQ R8, DX
-
-// func sgemmKernelZ6x64(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
-TEXT ·sgemmKernelZ6x64(SB), NOSPLIT, $0-112
+// func sgemmKernelZ6x64(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
+TEXT ·sgemmKernelZ6x64(SB), NOSPLIT, $0-104
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -532,21 +417,9 @@ epi:
 	VMOVUPS 64(R10), Z1
 	VMOVUPS 128(R10), Z2
 	VMOVUPS.Z 192(R10), K1, Z3
-	VPXORD Z4, Z4, Z4
 	MOVQ  accum+72(FP), R9
-	MOVQ  relu+104(FP), R11
-	SHLQ  $1, R9
-	ORQ   R11, R9 // 2·accum + relu
-	CMPQ  R9, $0
-	JEQ   epi0
-	CMPQ  R9, $1
-	JEQ   epi1
-	CMPQ  R9, $2
-	JEQ   epi2
-	CMPQ  R9, $3
-	JEQ   epi3
-	JMP   done
-epi0:
+	TESTQ R9, R9
+	JNZ   epiadd
 	SEPIROW4P(Z8, Z9, Z10, Z11)
 	CMPQ R12, $1
 	JLE  done
@@ -564,25 +437,7 @@ epi0:
 	JLE  done
 	SEPIROW4P(Z28, Z29, Z30, Z31)
 	JMP  done
-epi1:
-	SEPIROW4PR(Z8, Z9, Z10, Z11)
-	CMPQ R12, $1
-	JLE  done
-	SEPIROW4PR(Z12, Z13, Z14, Z15)
-	CMPQ R12, $2
-	JLE  done
-	SEPIROW4PR(Z16, Z17, Z18, Z19)
-	CMPQ R12, $3
-	JLE  done
-	SEPIROW4PR(Z20, Z21, Z22, Z23)
-	CMPQ R12, $4
-	JLE  done
-	SEPIROW4PR(Z24, Z25, Z26, Z27)
-	CMPQ R12, $5
-	JLE  done
-	SEPIROW4PR(Z28, Z29, Z30, Z31)
-	JMP  done
-epi2:
+epiadd:
 	SEPIROW4A(Z8, Z9, Z10, Z11)
 	CMPQ R12, $1
 	JLE  done
@@ -600,31 +455,13 @@ epi2:
 	JLE  done
 	SEPIROW4A(Z28, Z29, Z30, Z31)
 	JMP  done
-epi3:
-	SEPIROW4AR(Z8, Z9, Z10, Z11)
-	CMPQ R12, $1
-	JLE  done
-	SEPIROW4AR(Z12, Z13, Z14, Z15)
-	CMPQ R12, $2
-	JLE  done
-	SEPIROW4AR(Z16, Z17, Z18, Z19)
-	CMPQ R12, $3
-	JLE  done
-	SEPIROW4AR(Z20, Z21, Z22, Z23)
-	CMPQ R12, $4
-	JLE  done
-	SEPIROW4AR(Z24, Z25, Z26, Z27)
-	CMPQ R12, $5
-	JLE  done
-	SEPIROW4AR(Z28, Z29, Z30, Z31)
-	JMP  done
 
 done:
 	VZEROUPPER
 	RET
 
-// func sgemmKernelZ6x48(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
-TEXT ·sgemmKernelZ6x48(SB), NOSPLIT, $0-112
+// func sgemmKernelZ6x48(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
+TEXT ·sgemmKernelZ6x48(SB), NOSPLIT, $0-104
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -767,21 +604,9 @@ epi:
 	VMOVUPS (R10), Z0
 	VMOVUPS 64(R10), Z1
 	VMOVUPS.Z 128(R10), K1, Z2
-	VPXORD Z4, Z4, Z4
 	MOVQ  accum+72(FP), R9
-	MOVQ  relu+104(FP), R11
-	SHLQ  $1, R9
-	ORQ   R11, R9 // 2·accum + relu
-	CMPQ  R9, $0
-	JEQ   epi0
-	CMPQ  R9, $1
-	JEQ   epi1
-	CMPQ  R9, $2
-	JEQ   epi2
-	CMPQ  R9, $3
-	JEQ   epi3
-	JMP   done
-epi0:
+	TESTQ R9, R9
+	JNZ   epiadd
 	SEPIROW3P(Z8, Z9, Z10)
 	CMPQ R12, $1
 	JLE  done
@@ -799,25 +624,7 @@ epi0:
 	JLE  done
 	SEPIROW3P(Z28, Z29, Z30)
 	JMP  done
-epi1:
-	SEPIROW3PR(Z8, Z9, Z10)
-	CMPQ R12, $1
-	JLE  done
-	SEPIROW3PR(Z12, Z13, Z14)
-	CMPQ R12, $2
-	JLE  done
-	SEPIROW3PR(Z16, Z17, Z18)
-	CMPQ R12, $3
-	JLE  done
-	SEPIROW3PR(Z20, Z21, Z22)
-	CMPQ R12, $4
-	JLE  done
-	SEPIROW3PR(Z24, Z25, Z26)
-	CMPQ R12, $5
-	JLE  done
-	SEPIROW3PR(Z28, Z29, Z30)
-	JMP  done
-epi2:
+epiadd:
 	SEPIROW3A(Z8, Z9, Z10)
 	CMPQ R12, $1
 	JLE  done
@@ -835,31 +642,13 @@ epi2:
 	JLE  done
 	SEPIROW3A(Z28, Z29, Z30)
 	JMP  done
-epi3:
-	SEPIROW3AR(Z8, Z9, Z10)
-	CMPQ R12, $1
-	JLE  done
-	SEPIROW3AR(Z12, Z13, Z14)
-	CMPQ R12, $2
-	JLE  done
-	SEPIROW3AR(Z16, Z17, Z18)
-	CMPQ R12, $3
-	JLE  done
-	SEPIROW3AR(Z20, Z21, Z22)
-	CMPQ R12, $4
-	JLE  done
-	SEPIROW3AR(Z24, Z25, Z26)
-	CMPQ R12, $5
-	JLE  done
-	SEPIROW3AR(Z28, Z29, Z30)
-	JMP  done
 
 done:
 	VZEROUPPER
 	RET
 
-// func sgemmKernelZ6x32(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
-TEXT ·sgemmKernelZ6x32(SB), NOSPLIT, $0-112
+// func sgemmKernelZ6x32(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
+TEXT ·sgemmKernelZ6x32(SB), NOSPLIT, $0-104
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -995,21 +784,9 @@ add:
 epi:
 	VMOVUPS (R10), Z0
 	VMOVUPS.Z 64(R10), K1, Z1
-	VPXORD Z4, Z4, Z4
 	MOVQ  accum+72(FP), R9
-	MOVQ  relu+104(FP), R11
-	SHLQ  $1, R9
-	ORQ   R11, R9 // 2·accum + relu
-	CMPQ  R9, $0
-	JEQ   epi0
-	CMPQ  R9, $1
-	JEQ   epi1
-	CMPQ  R9, $2
-	JEQ   epi2
-	CMPQ  R9, $3
-	JEQ   epi3
-	JMP   done
-epi0:
+	TESTQ R9, R9
+	JNZ   epiadd
 	SEPIROW2P(Z8, Z9)
 	CMPQ R12, $1
 	JLE  done
@@ -1027,25 +804,7 @@ epi0:
 	JLE  done
 	SEPIROW2P(Z28, Z29)
 	JMP  done
-epi1:
-	SEPIROW2PR(Z8, Z9)
-	CMPQ R12, $1
-	JLE  done
-	SEPIROW2PR(Z12, Z13)
-	CMPQ R12, $2
-	JLE  done
-	SEPIROW2PR(Z16, Z17)
-	CMPQ R12, $3
-	JLE  done
-	SEPIROW2PR(Z20, Z21)
-	CMPQ R12, $4
-	JLE  done
-	SEPIROW2PR(Z24, Z25)
-	CMPQ R12, $5
-	JLE  done
-	SEPIROW2PR(Z28, Z29)
-	JMP  done
-epi2:
+epiadd:
 	SEPIROW2A(Z8, Z9)
 	CMPQ R12, $1
 	JLE  done
@@ -1063,31 +822,13 @@ epi2:
 	JLE  done
 	SEPIROW2A(Z28, Z29)
 	JMP  done
-epi3:
-	SEPIROW2AR(Z8, Z9)
-	CMPQ R12, $1
-	JLE  done
-	SEPIROW2AR(Z12, Z13)
-	CMPQ R12, $2
-	JLE  done
-	SEPIROW2AR(Z16, Z17)
-	CMPQ R12, $3
-	JLE  done
-	SEPIROW2AR(Z20, Z21)
-	CMPQ R12, $4
-	JLE  done
-	SEPIROW2AR(Z24, Z25)
-	CMPQ R12, $5
-	JLE  done
-	SEPIROW2AR(Z28, Z29)
-	JMP  done
 
 done:
 	VZEROUPPER
 	RET
 
-// func sgemmKernelZ6x16(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
-TEXT ·sgemmKernelZ6x16(SB), NOSPLIT, $0-112
+// func sgemmKernelZ6x16(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
+TEXT ·sgemmKernelZ6x16(SB), NOSPLIT, $0-104
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -1216,21 +957,9 @@ add:
 
 epi:
 	VMOVUPS.Z (R10), K1, Z0
-	VPXORD Z4, Z4, Z4
 	MOVQ  accum+72(FP), R9
-	MOVQ  relu+104(FP), R11
-	SHLQ  $1, R9
-	ORQ   R11, R9 // 2·accum + relu
-	CMPQ  R9, $0
-	JEQ   epi0
-	CMPQ  R9, $1
-	JEQ   epi1
-	CMPQ  R9, $2
-	JEQ   epi2
-	CMPQ  R9, $3
-	JEQ   epi3
-	JMP   done
-epi0:
+	TESTQ R9, R9
+	JNZ   epiadd
 	SEPIROW1P(Z8)
 	CMPQ R12, $1
 	JLE  done
@@ -1248,25 +977,7 @@ epi0:
 	JLE  done
 	SEPIROW1P(Z28)
 	JMP  done
-epi1:
-	SEPIROW1PR(Z8)
-	CMPQ R12, $1
-	JLE  done
-	SEPIROW1PR(Z12)
-	CMPQ R12, $2
-	JLE  done
-	SEPIROW1PR(Z16)
-	CMPQ R12, $3
-	JLE  done
-	SEPIROW1PR(Z20)
-	CMPQ R12, $4
-	JLE  done
-	SEPIROW1PR(Z24)
-	CMPQ R12, $5
-	JLE  done
-	SEPIROW1PR(Z28)
-	JMP  done
-epi2:
+epiadd:
 	SEPIROW1A(Z8)
 	CMPQ R12, $1
 	JLE  done
@@ -1283,24 +994,6 @@ epi2:
 	CMPQ R12, $5
 	JLE  done
 	SEPIROW1A(Z28)
-	JMP  done
-epi3:
-	SEPIROW1AR(Z8)
-	CMPQ R12, $1
-	JLE  done
-	SEPIROW1AR(Z12)
-	CMPQ R12, $2
-	JLE  done
-	SEPIROW1AR(Z16)
-	CMPQ R12, $3
-	JLE  done
-	SEPIROW1AR(Z20)
-	CMPQ R12, $4
-	JLE  done
-	SEPIROW1AR(Z24)
-	CMPQ R12, $5
-	JLE  done
-	SEPIROW1AR(Z28)
 	JMP  done
 
 done:
@@ -1475,196 +1168,8 @@ done:
 	VMOVUPD r0, K1, (DX) \
 	ADDQ R8, DX
 
-#define DEPIROW4P(r0, r1, r2, r3) \
-	VADDPD Z0, r0, r0 \
-	VMOVUPD r0, (DX) \
-	VADDPD Z1, r1, r1 \
-	VMOVUPD r1, 64(DX) \
-	VADDPD Z2, r2, r2 \
-	VMOVUPD r2, 128(DX) \
-	VADDPD Z3, r3, r3 \
-	VMOVUPD r3, K1, 192(DX) \
-	ADDQ R8, DX
-
-#define DEPIROW4PR(r0, r1, r2, r3) \
-	VADDPD Z0, r0, r0 \
-	VMAXPD r0, Z4, r0 \
-	VADDPD Z4, r0, r0 \
-	VMOVUPD r0, (DX) \
-	VADDPD Z1, r1, r1 \
-	VMAXPD r1, Z4, r1 \
-	VADDPD Z4, r1, r1 \
-	VMOVUPD r1, 64(DX) \
-	VADDPD Z2, r2, r2 \
-	VMAXPD r2, Z4, r2 \
-	VADDPD Z4, r2, r2 \
-	VMOVUPD r2, 128(DX) \
-	VADDPD Z3, r3, r3 \
-	VMAXPD r3, Z4, r3 \
-	VADDPD Z4, r3, r3 \
-	VMOVUPD r3, K1, 192(DX) \
-	ADDQ R8, DX
-
-#define DEPIROW4A(r0, r1, r2, r3) \
-	VADDPD (DX), r0, r0 \
-	VADDPD Z0, r0, r0 \
-	VMOVUPD r0, (DX) \
-	VADDPD 64(DX), r1, r1 \
-	VADDPD Z1, r1, r1 \
-	VMOVUPD r1, 64(DX) \
-	VADDPD 128(DX), r2, r2 \
-	VADDPD Z2, r2, r2 \
-	VMOVUPD r2, 128(DX) \
-	VADDPD 192(DX), r3, K1, r3 \
-	VADDPD Z3, r3, r3 \
-	VMOVUPD r3, K1, 192(DX) \
-	ADDQ R8, DX
-
-#define DEPIROW4AR(r0, r1, r2, r3) \
-	VADDPD (DX), r0, r0 \
-	VADDPD Z0, r0, r0 \
-	VMAXPD r0, Z4, r0 \
-	VADDPD Z4, r0, r0 \
-	VMOVUPD r0, (DX) \
-	VADDPD 64(DX), r1, r1 \
-	VADDPD Z1, r1, r1 \
-	VMAXPD r1, Z4, r1 \
-	VADDPD Z4, r1, r1 \
-	VMOVUPD r1, 64(DX) \
-	VADDPD 128(DX), r2, r2 \
-	VADDPD Z2, r2, r2 \
-	VMAXPD r2, Z4, r2 \
-	VADDPD Z4, r2, r2 \
-	VMOVUPD r2, 128(DX) \
-	VADDPD 192(DX), r3, K1, r3 \
-	VADDPD Z3, r3, r3 \
-	VMAXPD r3, Z4, r3 \
-	VADDPD Z4, r3, r3 \
-	VMOVUPD r3, K1, 192(DX) \
-	ADDQ R8, DX
-
-#define DEPIROW3P(r0, r1, r2) \
-	VADDPD Z0, r0, r0 \
-	VMOVUPD r0, (DX) \
-	VADDPD Z1, r1, r1 \
-	VMOVUPD r1, 64(DX) \
-	VADDPD Z2, r2, r2 \
-	VMOVUPD r2, K1, 128(DX) \
-	ADDQ R8, DX
-
-#define DEPIROW3PR(r0, r1, r2) \
-	VADDPD Z0, r0, r0 \
-	VMAXPD r0, Z4, r0 \
-	VADDPD Z4, r0, r0 \
-	VMOVUPD r0, (DX) \
-	VADDPD Z1, r1, r1 \
-	VMAXPD r1, Z4, r1 \
-	VADDPD Z4, r1, r1 \
-	VMOVUPD r1, 64(DX) \
-	VADDPD Z2, r2, r2 \
-	VMAXPD r2, Z4, r2 \
-	VADDPD Z4, r2, r2 \
-	VMOVUPD r2, K1, 128(DX) \
-	ADDQ R8, DX
-
-#define DEPIROW3A(r0, r1, r2) \
-	VADDPD (DX), r0, r0 \
-	VADDPD Z0, r0, r0 \
-	VMOVUPD r0, (DX) \
-	VADDPD 64(DX), r1, r1 \
-	VADDPD Z1, r1, r1 \
-	VMOVUPD r1, 64(DX) \
-	VADDPD 128(DX), r2, K1, r2 \
-	VADDPD Z2, r2, r2 \
-	VMOVUPD r2, K1, 128(DX) \
-	ADDQ R8, DX
-
-#define DEPIROW3AR(r0, r1, r2) \
-	VADDPD (DX), r0, r0 \
-	VADDPD Z0, r0, r0 \
-	VMAXPD r0, Z4, r0 \
-	VADDPD Z4, r0, r0 \
-	VMOVUPD r0, (DX) \
-	VADDPD 64(DX), r1, r1 \
-	VADDPD Z1, r1, r1 \
-	VMAXPD r1, Z4, r1 \
-	VADDPD Z4, r1, r1 \
-	VMOVUPD r1, 64(DX) \
-	VADDPD 128(DX), r2, K1, r2 \
-	VADDPD Z2, r2, r2 \
-	VMAXPD r2, Z4, r2 \
-	VADDPD Z4, r2, r2 \
-	VMOVUPD r2, K1, 128(DX) \
-	ADDQ R8, DX
-
-#define DEPIROW2P(r0, r1) \
-	VADDPD Z0, r0, r0 \
-	VMOVUPD r0, (DX) \
-	VADDPD Z1, r1, r1 \
-	VMOVUPD r1, K1, 64(DX) \
-	ADDQ R8, DX
-
-#define DEPIROW2PR(r0, r1) \
-	VADDPD Z0, r0, r0 \
-	VMAXPD r0, Z4, r0 \
-	VADDPD Z4, r0, r0 \
-	VMOVUPD r0, (DX) \
-	VADDPD Z1, r1, r1 \
-	VMAXPD r1, Z4, r1 \
-	VADDPD Z4, r1, r1 \
-	VMOVUPD r1, K1, 64(DX) \
-	ADDQ R8, DX
-
-#define DEPIROW2A(r0, r1) \
-	VADDPD (DX), r0, r0 \
-	VADDPD Z0, r0, r0 \
-	VMOVUPD r0, (DX) \
-	VADDPD 64(DX), r1, K1, r1 \
-	VADDPD Z1, r1, r1 \
-	VMOVUPD r1, K1, 64(DX) \
-	ADDQ R8, DX
-
-#define DEPIROW2AR(r0, r1) \
-	VADDPD (DX), r0, r0 \
-	VADDPD Z0, r0, r0 \
-	VMAXPD r0, Z4, r0 \
-	VADDPD Z4, r0, r0 \
-	VMOVUPD r0, (DX) \
-	VADDPD 64(DX), r1, K1, r1 \
-	VADDPD Z1, r1, r1 \
-	VMAXPD r1, Z4, r1 \
-	VADDPD Z4, r1, r1 \
-	VMOVUPD r1, K1, 64(DX) \
-	ADDQ R8, DX
-
-#define DEPIROW1P(r0) \
-	VADDPD Z0, r0, r0 \
-	VMOVUPD r0, K1, (DX) \
-	ADDQ R8, DX
-
-#define DEPIROW1PR(r0) \
-	VADDPD Z0, r0, r0 \
-	VMAXPD r0, Z4, r0 \
-	VADDPD Z4, r0, r0 \
-	VMOVUPD r0, K1, (DX) \
-	ADDQ R8, DX
-
-#define DEPIROW1A(r0) \
-	VADDPD (DX), r0, K1, r0 \
-	VADDPD Z0, r0, r0 \
-	VMOVUPD r0, K1, (DX) \
-	ADDQ R8, DX
-
-#define DEPIROW1AR(r0) \
-	VADDPD (DX), r0, K1, r0 \
-	VADDPD Z0, r0, r0 \
-	VMAXPD r0, Z4, r0 \
-	VADDPD Z4, r0, r0 \
-	VMOVUPD r0, K1, (DX) \
-	ADDQ R8, DX
-
-// func dgemmKernelZ6x32(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
-TEXT ·dgemmKernelZ6x32(SB), NOSPLIT, $0-112
+// func dgemmKernelZ6x32(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
+TEXT ·dgemmKernelZ6x32(SB), NOSPLIT, $0-104
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -1765,9 +1270,6 @@ loop1:
 
 store:
 	MOVQ  mr+80(FP), R12
-	MOVQ  bias+96(FP), R10
-	TESTQ R10, R10
-	JNZ   epi
 	MOVQ  accum+72(FP), R9
 	TESTQ R9, R9
 	JNZ   add
@@ -1809,104 +1311,12 @@ add:
 	DADDROW4(Z28, Z29, Z30, Z31)
 	JMP  done
 
-epi:
-	VMOVUPD (R10), Z0
-	VMOVUPD 64(R10), Z1
-	VMOVUPD 128(R10), Z2
-	VMOVUPD.Z 192(R10), K1, Z3
-	VPXORD Z4, Z4, Z4
-	MOVQ  accum+72(FP), R9
-	MOVQ  relu+104(FP), R11
-	SHLQ  $1, R9
-	ORQ   R11, R9 // 2·accum + relu
-	CMPQ  R9, $0
-	JEQ   epi0
-	CMPQ  R9, $1
-	JEQ   epi1
-	CMPQ  R9, $2
-	JEQ   epi2
-	CMPQ  R9, $3
-	JEQ   epi3
-	JMP   done
-epi0:
-	DEPIROW4P(Z8, Z9, Z10, Z11)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW4P(Z12, Z13, Z14, Z15)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW4P(Z16, Z17, Z18, Z19)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW4P(Z20, Z21, Z22, Z23)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW4P(Z24, Z25, Z26, Z27)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW4P(Z28, Z29, Z30, Z31)
-	JMP  done
-epi1:
-	DEPIROW4PR(Z8, Z9, Z10, Z11)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW4PR(Z12, Z13, Z14, Z15)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW4PR(Z16, Z17, Z18, Z19)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW4PR(Z20, Z21, Z22, Z23)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW4PR(Z24, Z25, Z26, Z27)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW4PR(Z28, Z29, Z30, Z31)
-	JMP  done
-epi2:
-	DEPIROW4A(Z8, Z9, Z10, Z11)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW4A(Z12, Z13, Z14, Z15)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW4A(Z16, Z17, Z18, Z19)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW4A(Z20, Z21, Z22, Z23)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW4A(Z24, Z25, Z26, Z27)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW4A(Z28, Z29, Z30, Z31)
-	JMP  done
-epi3:
-	DEPIROW4AR(Z8, Z9, Z10, Z11)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW4AR(Z12, Z13, Z14, Z15)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW4AR(Z16, Z17, Z18, Z19)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW4AR(Z20, Z21, Z22, Z23)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW4AR(Z24, Z25, Z26, Z27)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW4AR(Z28, Z29, Z30, Z31)
-	JMP  done
-
 done:
 	VZEROUPPER
 	RET
 
-// func dgemmKernelZ6x24(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
-TEXT ·dgemmKernelZ6x24(SB), NOSPLIT, $0-112
+// func dgemmKernelZ6x24(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
+TEXT ·dgemmKernelZ6x24(SB), NOSPLIT, $0-104
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -2001,9 +1411,6 @@ loop1:
 
 store:
 	MOVQ  mr+80(FP), R12
-	MOVQ  bias+96(FP), R10
-	TESTQ R10, R10
-	JNZ   epi
 	MOVQ  accum+72(FP), R9
 	TESTQ R9, R9
 	JNZ   add
@@ -2045,103 +1452,12 @@ add:
 	DADDROW3(Z28, Z29, Z30)
 	JMP  done
 
-epi:
-	VMOVUPD (R10), Z0
-	VMOVUPD 64(R10), Z1
-	VMOVUPD.Z 128(R10), K1, Z2
-	VPXORD Z4, Z4, Z4
-	MOVQ  accum+72(FP), R9
-	MOVQ  relu+104(FP), R11
-	SHLQ  $1, R9
-	ORQ   R11, R9 // 2·accum + relu
-	CMPQ  R9, $0
-	JEQ   epi0
-	CMPQ  R9, $1
-	JEQ   epi1
-	CMPQ  R9, $2
-	JEQ   epi2
-	CMPQ  R9, $3
-	JEQ   epi3
-	JMP   done
-epi0:
-	DEPIROW3P(Z8, Z9, Z10)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW3P(Z12, Z13, Z14)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW3P(Z16, Z17, Z18)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW3P(Z20, Z21, Z22)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW3P(Z24, Z25, Z26)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW3P(Z28, Z29, Z30)
-	JMP  done
-epi1:
-	DEPIROW3PR(Z8, Z9, Z10)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW3PR(Z12, Z13, Z14)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW3PR(Z16, Z17, Z18)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW3PR(Z20, Z21, Z22)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW3PR(Z24, Z25, Z26)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW3PR(Z28, Z29, Z30)
-	JMP  done
-epi2:
-	DEPIROW3A(Z8, Z9, Z10)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW3A(Z12, Z13, Z14)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW3A(Z16, Z17, Z18)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW3A(Z20, Z21, Z22)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW3A(Z24, Z25, Z26)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW3A(Z28, Z29, Z30)
-	JMP  done
-epi3:
-	DEPIROW3AR(Z8, Z9, Z10)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW3AR(Z12, Z13, Z14)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW3AR(Z16, Z17, Z18)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW3AR(Z20, Z21, Z22)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW3AR(Z24, Z25, Z26)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW3AR(Z28, Z29, Z30)
-	JMP  done
-
 done:
 	VZEROUPPER
 	RET
 
-// func dgemmKernelZ6x16(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
-TEXT ·dgemmKernelZ6x16(SB), NOSPLIT, $0-112
+// func dgemmKernelZ6x16(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
+TEXT ·dgemmKernelZ6x16(SB), NOSPLIT, $0-104
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -2230,9 +1546,6 @@ loop1:
 
 store:
 	MOVQ  mr+80(FP), R12
-	MOVQ  bias+96(FP), R10
-	TESTQ R10, R10
-	JNZ   epi
 	MOVQ  accum+72(FP), R9
 	TESTQ R9, R9
 	JNZ   add
@@ -2274,102 +1587,12 @@ add:
 	DADDROW2(Z28, Z29)
 	JMP  done
 
-epi:
-	VMOVUPD (R10), Z0
-	VMOVUPD.Z 64(R10), K1, Z1
-	VPXORD Z4, Z4, Z4
-	MOVQ  accum+72(FP), R9
-	MOVQ  relu+104(FP), R11
-	SHLQ  $1, R9
-	ORQ   R11, R9 // 2·accum + relu
-	CMPQ  R9, $0
-	JEQ   epi0
-	CMPQ  R9, $1
-	JEQ   epi1
-	CMPQ  R9, $2
-	JEQ   epi2
-	CMPQ  R9, $3
-	JEQ   epi3
-	JMP   done
-epi0:
-	DEPIROW2P(Z8, Z9)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW2P(Z12, Z13)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW2P(Z16, Z17)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW2P(Z20, Z21)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW2P(Z24, Z25)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW2P(Z28, Z29)
-	JMP  done
-epi1:
-	DEPIROW2PR(Z8, Z9)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW2PR(Z12, Z13)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW2PR(Z16, Z17)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW2PR(Z20, Z21)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW2PR(Z24, Z25)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW2PR(Z28, Z29)
-	JMP  done
-epi2:
-	DEPIROW2A(Z8, Z9)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW2A(Z12, Z13)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW2A(Z16, Z17)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW2A(Z20, Z21)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW2A(Z24, Z25)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW2A(Z28, Z29)
-	JMP  done
-epi3:
-	DEPIROW2AR(Z8, Z9)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW2AR(Z12, Z13)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW2AR(Z16, Z17)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW2AR(Z20, Z21)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW2AR(Z24, Z25)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW2AR(Z28, Z29)
-	JMP  done
-
 done:
 	VZEROUPPER
 	RET
 
-// func dgemmKernelZ6x8(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
-TEXT ·dgemmKernelZ6x8(SB), NOSPLIT, $0-112
+// func dgemmKernelZ6x8(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
+TEXT ·dgemmKernelZ6x8(SB), NOSPLIT, $0-104
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -2452,9 +1675,6 @@ loop1:
 
 store:
 	MOVQ  mr+80(FP), R12
-	MOVQ  bias+96(FP), R10
-	TESTQ R10, R10
-	JNZ   epi
 	MOVQ  accum+72(FP), R9
 	TESTQ R9, R9
 	JNZ   add
@@ -2494,95 +1714,6 @@ add:
 	CMPQ R12, $5
 	JLE  done
 	DADDROW1(Z28)
-	JMP  done
-
-epi:
-	VMOVUPD.Z (R10), K1, Z0
-	VPXORD Z4, Z4, Z4
-	MOVQ  accum+72(FP), R9
-	MOVQ  relu+104(FP), R11
-	SHLQ  $1, R9
-	ORQ   R11, R9 // 2·accum + relu
-	CMPQ  R9, $0
-	JEQ   epi0
-	CMPQ  R9, $1
-	JEQ   epi1
-	CMPQ  R9, $2
-	JEQ   epi2
-	CMPQ  R9, $3
-	JEQ   epi3
-	JMP   done
-epi0:
-	DEPIROW1P(Z8)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW1P(Z12)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW1P(Z16)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW1P(Z20)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW1P(Z24)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW1P(Z28)
-	JMP  done
-epi1:
-	DEPIROW1PR(Z8)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW1PR(Z12)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW1PR(Z16)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW1PR(Z20)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW1PR(Z24)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW1PR(Z28)
-	JMP  done
-epi2:
-	DEPIROW1A(Z8)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW1A(Z12)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW1A(Z16)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW1A(Z20)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW1A(Z24)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW1A(Z28)
-	JMP  done
-epi3:
-	DEPIROW1AR(Z8)
-	CMPQ R12, $1
-	JLE  done
-	DEPIROW1AR(Z12)
-	CMPQ R12, $2
-	JLE  done
-	DEPIROW1AR(Z16)
-	CMPQ R12, $3
-	JLE  done
-	DEPIROW1AR(Z20)
-	CMPQ R12, $4
-	JLE  done
-	DEPIROW1AR(Z24)
-	CMPQ R12, $5
-	JLE  done
-	DEPIROW1AR(Z28)
 	JMP  done
 
 done:

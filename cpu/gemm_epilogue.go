@@ -2,24 +2,22 @@ package cpu
 
 import "fmt"
 
-// An Epilogue is a bias and an activation that MatMulEpilogue applies to
-// a float32 product as the kernels store it, from registers: Bias[j]
-// added to column j, then, when ReLU is set, max(v, 0). Each step rounds
-// as the elementwise op does (Add, then ReLU), so the result is bitwise
-// the product followed by those ops.
+// An Epilogue is a bias that MatMulEpilogue adds to a float32 product as
+// the kernels store it, from registers: Bias[j] added to column j,
+// rounded as Add rounds it, so the result is bitwise the product followed
+// by Add. The zero Epilogue is none.
 type Epilogue struct {
 	Bias []float32
-	ReLU bool
 }
 
 // at returns e for the block of the product whose first column is j, or
-// nil when e is nil or when the block's values are not final yet (last
+// none when e is nil or when the block's values are not final yet (last
 // is false: a K step follows).
-func (e *Epilogue) at(j int, last bool) *Epilogue {
+func (e *Epilogue) at(j int, last bool) Epilogue {
 	if e == nil || !last {
-		return nil
+		return Epilogue{}
 	}
-	return &Epilogue{Bias: e.Bias[j:], ReLU: e.ReLU}
+	return Epilogue{Bias: e.Bias[j:]}
 }
 
 // check panics unless e's bias covers a product of n columns.

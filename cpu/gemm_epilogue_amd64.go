@@ -3,7 +3,7 @@ package cpu
 import "runtime"
 
 // MatMulEpilogue computes the float32 product dst = a·b of one batch
-// (layouts as MatMul's, with dl.Shape[0] = 1) followed by epi, applied
+// (layouts as MatMul's, with dl.Shape[0] = 1) plus epi's bias, added
 // to each block of dst as the AVX-512 kernels store it, and reports
 // whether it did. It declines, doing nothing, where the product does not
 // go through those kernels in blocks of a row-major dst: without
@@ -11,8 +11,8 @@ import "runtime"
 // contiguous, one row, K of 0 or 1, at most skinnyMaxN columns (the
 // dot products of gemmSkinny, or a block mostly of masked lanes), or a
 // product small enough for plain loops; the caller then computes the
-// product and the epilogue its own way. It panics when epi's operands
-// do not cover the product.
+// product and the epilogue its own way. It panics when epi's bias
+// does not cover the product's columns.
 func MatMulEpilogue(dst []float32, dl Layout, a []float32, al Layout, bm []float32, bl Layout, epi Epilogue) bool {
 	nb, m, n, k := dl.Shape[0], dl.Shape[1], dl.Shape[2], al.Shape[2]
 	epi.check(n)

@@ -24,7 +24,7 @@ type gemmKit[T Float] struct {
 	directB    bool
 	packA      func(dst []T, a mat[T], mc, kc int)
 	packB      func(dst []T, b mat[T], kc, nc int)
-	macro      func(mc, nc, kc int, a aPanels[T], b bPanels[T], c mat[T], accum bool, epi *Epilogue)
+	macro      func(mc, nc, kc int, a aPanels[T], b bPanels[T], c mat[T], accum bool, epi Epilogue)
 	gemv       func(m, k int, a, b, c mat[T]) bool // products with one column, when it takes them; or nil
 	outer      func(m, n int, a, b, c mat[T]) bool // products with K = 1, when it takes them; or nil
 	bufs       *gemmCache[T]
