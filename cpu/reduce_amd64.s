@@ -38,6 +38,20 @@ cols4:
 	VZEROUPPER
 	RET
 
+// FOLD8 adds to the eight float64 accumulators at aoff(BX) the sums
+// (x0+x1) + (x2+x3) of the eight float32 columns at xoff(R10) of four
+// rows R8 bytes apart (R11: three rows), in registers r0-r3.
+#define FOLD8(xoff, aoff, r0, r1, r2, r3) \
+	VCVTPS2PD xoff(R10), r0 \
+	VCVTPS2PD xoff(R10)(R8*1), r1 \
+	VCVTPS2PD xoff(R10)(R8*2), r2 \
+	VCVTPS2PD xoff(R10)(R11*1), r3 \
+	VADDPD    r1, r0, r0 \
+	VADDPD    r3, r2, r2 \
+	VADDPD    r2, r0, r0 \
+	VADDPD    aoff(BX), r0, r0 \
+	VMOVUPD   r0, aoff(BX)
+
 // func foldColsAVX512(acc *float64, x *float32, rs, groups, n int)
 //
 // Adds to acc[j], for j < n (a positive multiple of 16), groups (> 0)
@@ -64,24 +78,8 @@ group:
 	MOVQ CX, DX
 
 cols16:
-	VCVTPS2PD 0(R10), Z2
-	VCVTPS2PD 0(R10)(R8*1), Z3
-	VCVTPS2PD 0(R10)(R8*2), Z4
-	VCVTPS2PD 0(R10)(R11*1), Z5
-	VADDPD    Z3, Z2, Z2
-	VADDPD    Z5, Z4, Z4
-	VADDPD    Z4, Z2, Z2
-	VADDPD    0(BX), Z2, Z2
-	VMOVUPD   Z2, 0(BX)
-	VCVTPS2PD 32(R10), Z6
-	VCVTPS2PD 32(R10)(R8*1), Z7
-	VCVTPS2PD 32(R10)(R8*2), Z8
-	VCVTPS2PD 32(R10)(R11*1), Z9
-	VADDPD    Z7, Z6, Z6
-	VADDPD    Z9, Z8, Z8
-	VADDPD    Z8, Z6, Z6
-	VADDPD    64(BX), Z6, Z6
-	VMOVUPD   Z6, 64(BX)
+	FOLD8(0, 0, Z2, Z3, Z4, Z5)
+	FOLD8(32, 64, Z6, Z7, Z8, Z9)
 	ADDQ      $64, R10
 	ADDQ      $128, BX
 	SUBQ      $16, DX
