@@ -197,7 +197,8 @@ var gpuRuleVariants = map[tensor.Op]map[string]gpuRuleVariant{
 		})},
 		"float32 + float64 promotes": {f: bin(func(a, b *T) *T { return a.To(tensor.CPU).Mul(b) }), keep64: []int{1}},
 	},
-	tensor.OpAddmm: {"float32 bias (20) + 7x9 · 9x20": {f: addmm}},
+	tensor.OpAddmm:     {"float32 bias (20) + 7x9 · 9x20": {f: addmm}},
+	tensor.OpAddmmReLU: {"float32 bias (20) + 7x9 · 9x20": {f: addmmReLU}},
 }
 
 // rebuild returns a copy of x with dtype dt on dev that has x's values,

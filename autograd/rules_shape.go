@@ -105,37 +105,52 @@ var shapeRules = map[tensor.Op]entry{
 	// Addmm is input + a·b: the gradient of input is g (the engine sums
 	// it back to input's shape), those of a and b are MatMul's; a
 	// tangent is the input's (broadcast) plus the product's.
-	tensor.OpAddmm: explicit(
+	tensor.OpAddmm: explicit(addmmGrads, addmmTangent),
+	// AddmmReLU is Addmm then ReLU: ReLU's rule (on its output), then
+	// Addmm's.
+	tensor.OpAddmmReLU: explicit(
 		func(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
-			out := matmulGrads(g, n.Input(1), n.Input(2), needs(n, 1), needs(n, 2))
-			var gi *tensor.Tensor
-			if needs(n, 0) {
-				gi = g
-			}
-			return grads(gi, out[0], out[1])
+			return addmmGrads(tensor.ReLUBackward(g, n.Output()), n)
 		},
 		func(ts []*tensor.Tensor, n *tensor.Node) *tensor.Tensor {
-			a, b := n.Input(1), n.Input(2)
-			shape := append([]int{batchOf(ts)}, n.Output().Shape()...)
-			var sum *tensor.Tensor
-			plus := func(t *tensor.Tensor) {
-				if sum == nil {
-					sum = t
-				} else {
-					sum = sum.Add(t)
-				}
-			}
-			if ts[1] != nil {
-				plus(ts[1].MatMul(b))
-			}
-			if ts[2] != nil {
-				plus(a.MatMul(ts[2]))
-			}
-			if ts[0] != nil {
-				plus(lift(ts[0], len(shape)))
-			}
-			return sum.Expand(shape...) // the input's tangent alone may broadcast
+			return tensor.ReLUBackward(addmmTangent(ts, n), n.Output())
 		}),
+}
+
+// addmmGrads returns the gradients of an Addmm node's input, a and b
+// for its output's gradient g.
+func addmmGrads(g *tensor.Tensor, n *tensor.Node) []*tensor.Tensor {
+	out := matmulGrads(g, n.Input(1), n.Input(2), needs(n, 1), needs(n, 2))
+	var gi *tensor.Tensor
+	if needs(n, 0) {
+		gi = g
+	}
+	return grads(gi, out[0], out[1])
+}
+
+// addmmTangent returns the tangent of input + a·b, an Addmm node's
+// (before AddmmReLU's ReLU), for the tangents ts of its inputs.
+func addmmTangent(ts []*tensor.Tensor, n *tensor.Node) *tensor.Tensor {
+	a, b := n.Input(1), n.Input(2)
+	shape := append([]int{batchOf(ts)}, n.Output().Shape()...)
+	var sum *tensor.Tensor
+	plus := func(t *tensor.Tensor) {
+		if sum == nil {
+			sum = t
+		} else {
+			sum = sum.Add(t)
+		}
+	}
+	if ts[1] != nil {
+		plus(ts[1].MatMul(b))
+	}
+	if ts[2] != nil {
+		plus(a.MatMul(ts[2]))
+	}
+	if ts[0] != nil {
+		plus(lift(ts[0], len(shape)))
+	}
+	return sum.Expand(shape...) // the input's tangent alone may broadcast
 }
 
 // matmulGrads returns the gradients of A and B (nil where not wanted)

@@ -27,6 +27,8 @@ func bin(f func(x, y *T) *T) func([]*T) *T { return func(xs []*T) *T { return f(
 
 func addmm(xs []*T) *T { return tensor.Addmm(xs[0], xs[1], xs[2]) }
 
+func addmmReLU(xs []*T) *T { return tensor.AddmmReLU(xs[0], xs[1], xs[2]) }
+
 // f32 are the options for cases that round through float32.
 var f32 = autograd.CheckOptions{Eps: 1e-2, Atol: 1e-4, Rtol: 1e-3}
 
@@ -272,6 +274,22 @@ var ruleCases = map[tensor.Op][]ruleCase{
 			func(xs []*T) *T {
 				f := func(x *T) *T { return x.Cast(tensor.Float32) }
 				return tensor.Addmm(f(xs[0]), f(xs[1]), f(xs[2])).Cast(tensor.Float64)
+			}, f32},
+	},
+	tensor.OpAddmmReLU: {
+		{"bias (4) + 3x5 · 5x4", func() []*T { return []*T{leaf(-2, 2, 4), leaf(-2, 2, 3, 5), leaf(-2, 2, 5, 4)} }, addmmReLU, zero},
+		{"input (3, 1) + 3x5 · transposed 5x4", func() []*T {
+			return []*T{leaf(-2, 2, 3, 1), leaf(-2, 2, 3, 5), transposed(leaf(-2, 2, 5, 4))}
+		}, addmmReLU, zero},
+		// In Float32 a bias row goes through the GEMM's epilogue on the
+		// CPU. |bias| >= 4 > |a·b| keeps every element 1.75 from ReLU's
+		// kink, which float32's finite differences would otherwise cross.
+		{"float32 bias (20) + 7x9 · 9x20", func() []*T {
+			return []*T{away(4, 6, 20), leaf(-0.5, 0.5, 7, 9), leaf(-0.5, 0.5, 9, 20)}
+		},
+			func(xs []*T) *T {
+				f := func(x *T) *T { return x.Cast(tensor.Float32) }
+				return tensor.AddmmReLU(f(xs[0]), f(xs[1]), f(xs[2])).Cast(tensor.Float64)
 			}, f32},
 	},
 	tensor.OpCat: {

@@ -62,32 +62,33 @@ var dgemmKC, dgemmMC = 256, 192
 // rows are ldc values apart; of the last B panel's L columns only those
 // set in mask are written. With bias (not nil; the float32 kernels only,
 // the float64 ones ignore it), each row stored has the bias's w·L values
-// added (an epilogue, see Epilogue).
-type zKernel[T Float] func(k int, a *T, ars, acs int, b *T, bs, bstep int, c *T, ldc, accum, mr int, mask uint16, bias *T)
+// added, then, when relu is not 0, its ReLU taken (an epilogue, see
+// Epilogue).
+type zKernel[T Float] func(k int, a *T, ars, acs int, b *T, bs, bstep int, c *T, ldc, accum, mr int, mask uint16, bias *T, relu int)
 
 //go:noescape
-func sgemmKernelZ6x64(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
+func sgemmKernelZ6x64(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
 
 //go:noescape
-func sgemmKernelZ6x48(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
+func sgemmKernelZ6x48(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
 
 //go:noescape
-func sgemmKernelZ6x32(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
+func sgemmKernelZ6x32(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
 
 //go:noescape
-func sgemmKernelZ6x16(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
+func sgemmKernelZ6x16(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
 
 //go:noescape
-func dgemmKernelZ6x32(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
+func dgemmKernelZ6x32(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
 
 //go:noescape
-func dgemmKernelZ6x24(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
+func dgemmKernelZ6x24(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
 
 //go:noescape
-func dgemmKernelZ6x16(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
+func dgemmKernelZ6x16(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
 
 //go:noescape
-func dgemmKernelZ6x8(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
+func dgemmKernelZ6x8(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
 
 // The kernels by the number of B panels less one.
 var (
@@ -128,6 +129,10 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 	}
 	wide := 4 * lanes
 	var bias []T // the epilogue's bias, which the float32 kernels add as they store
+	relu := 0    // the epilogue's ReLU, after the bias
+	if epi.ReLU {
+		relu = 1
+	}
 	if epi.Bias != nil {
 		if unsafe.Sizeof(T(0)) != 4 {
 			panic("cpu: macroZ: an epilogue on a float64 product")
@@ -157,7 +162,7 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 				apan, ars, acs = &edge[0], 1, gemmMR
 			}
 			if c.cs == 1 {
-				kern(kc, apan, ars, acs, bpan, b.step, b.rs, &c.data[c.off+ir*c.rs+jr], c.rs, acc, mr, mask, bpan0(bias, jr))
+				kern(kc, apan, ars, acs, bpan, b.step, b.rs, &c.data[c.off+ir*c.rs+jr], c.rs, acc, mr, mask, bpan0(bias, jr), relu)
 				continue
 			}
 			if tile == nil {
@@ -166,7 +171,7 @@ func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], 
 			if bias != nil {
 				panic("cpu: macroZ: an epilogue on a C whose columns are not contiguous")
 			}
-			kern(kc, apan, ars, acs, bpan, b.step, b.rs, &tile[0], wide, 0, gemmMR, 0xFFFF, nil)
+			kern(kc, apan, ars, acs, bpan, b.step, b.rs, &tile[0], wide, 0, gemmMR, 0xFFFF, nil, 0)
 			storeTile(c.at(ir, jr), tile, wide, mr, nr, accum)
 		}
 	}

@@ -21,8 +21,10 @@
 // the columns set in mask (K1) are: masked loads and stores, so columns
 // past the edge of C are neither read nor written. With a bias (float32
 // only, else ignored; not nil: w panels of L values, the last read under
-// the mask), each row gets the bias added after C before it is stored:
-// the bias as Add rounds it, at no pass over C.
+// the mask), each row gets the bias added after C, and then, when relu
+// is not 0, max(x, 0) and +0 as reluZ computes them, before it is
+// stored: the bias and the ReLU as Add and ReLU round them, at no pass
+// over C.
 
 #define SSTEP4 \
 	VMOVUPS (DI), Z0 \
@@ -203,6 +205,25 @@
 	VMOVUPS r3, K1, 192(DX) \
 	ADDQ R8, DX
 
+#define SEPIROW4PR(r0, r1, r2, r3) \
+	VADDPS Z0, r0, r0 \
+	VMAXPS r0, Z4, r0 \
+	VADDPS Z4, r0, r0 \
+	VMOVUPS r0, (DX) \
+	VADDPS Z1, r1, r1 \
+	VMAXPS r1, Z4, r1 \
+	VADDPS Z4, r1, r1 \
+	VMOVUPS r1, 64(DX) \
+	VADDPS Z2, r2, r2 \
+	VMAXPS r2, Z4, r2 \
+	VADDPS Z4, r2, r2 \
+	VMOVUPS r2, 128(DX) \
+	VADDPS Z3, r3, r3 \
+	VMAXPS r3, Z4, r3 \
+	VADDPS Z4, r3, r3 \
+	VMOVUPS r3, K1, 192(DX) \
+	ADDQ R8, DX
+
 #define SEPIROW4A(r0, r1, r2, r3) \
 	VADDPS (DX), r0, r0 \
 	VADDPS Z0, r0, r0 \
@@ -218,12 +239,50 @@
 	VMOVUPS r3, K1, 192(DX) \
 	ADDQ R8, DX
 
+#define SEPIROW4AR(r0, r1, r2, r3) \
+	VADDPS (DX), r0, r0 \
+	VADDPS Z0, r0, r0 \
+	VMAXPS r0, Z4, r0 \
+	VADDPS Z4, r0, r0 \
+	VMOVUPS r0, (DX) \
+	VADDPS 64(DX), r1, r1 \
+	VADDPS Z1, r1, r1 \
+	VMAXPS r1, Z4, r1 \
+	VADDPS Z4, r1, r1 \
+	VMOVUPS r1, 64(DX) \
+	VADDPS 128(DX), r2, r2 \
+	VADDPS Z2, r2, r2 \
+	VMAXPS r2, Z4, r2 \
+	VADDPS Z4, r2, r2 \
+	VMOVUPS r2, 128(DX) \
+	VADDPS 192(DX), r3, K1, r3 \
+	VADDPS Z3, r3, r3 \
+	VMAXPS r3, Z4, r3 \
+	VADDPS Z4, r3, r3 \
+	VMOVUPS r3, K1, 192(DX) \
+	ADDQ R8, DX
+
 #define SEPIROW3P(r0, r1, r2) \
 	VADDPS Z0, r0, r0 \
 	VMOVUPS r0, (DX) \
 	VADDPS Z1, r1, r1 \
 	VMOVUPS r1, 64(DX) \
 	VADDPS Z2, r2, r2 \
+	VMOVUPS r2, K1, 128(DX) \
+	ADDQ R8, DX
+
+#define SEPIROW3PR(r0, r1, r2) \
+	VADDPS Z0, r0, r0 \
+	VMAXPS r0, Z4, r0 \
+	VADDPS Z4, r0, r0 \
+	VMOVUPS r0, (DX) \
+	VADDPS Z1, r1, r1 \
+	VMAXPS r1, Z4, r1 \
+	VADDPS Z4, r1, r1 \
+	VMOVUPS r1, 64(DX) \
+	VADDPS Z2, r2, r2 \
+	VMAXPS r2, Z4, r2 \
+	VADDPS Z4, r2, r2 \
 	VMOVUPS r2, K1, 128(DX) \
 	ADDQ R8, DX
 
@@ -239,10 +298,39 @@
 	VMOVUPS r2, K1, 128(DX) \
 	ADDQ R8, DX
 
+#define SEPIROW3AR(r0, r1, r2) \
+	VADDPS (DX), r0, r0 \
+	VADDPS Z0, r0, r0 \
+	VMAXPS r0, Z4, r0 \
+	VADDPS Z4, r0, r0 \
+	VMOVUPS r0, (DX) \
+	VADDPS 64(DX), r1, r1 \
+	VADDPS Z1, r1, r1 \
+	VMAXPS r1, Z4, r1 \
+	VADDPS Z4, r1, r1 \
+	VMOVUPS r1, 64(DX) \
+	VADDPS 128(DX), r2, K1, r2 \
+	VADDPS Z2, r2, r2 \
+	VMAXPS r2, Z4, r2 \
+	VADDPS Z4, r2, r2 \
+	VMOVUPS r2, K1, 128(DX) \
+	ADDQ R8, DX
+
 #define SEPIROW2P(r0, r1) \
 	VADDPS Z0, r0, r0 \
 	VMOVUPS r0, (DX) \
 	VADDPS Z1, r1, r1 \
+	VMOVUPS r1, K1, 64(DX) \
+	ADDQ R8, DX
+
+#define SEPIROW2PR(r0, r1) \
+	VADDPS Z0, r0, r0 \
+	VMAXPS r0, Z4, r0 \
+	VADDPS Z4, r0, r0 \
+	VMOVUPS r0, (DX) \
+	VADDPS Z1, r1, r1 \
+	VMAXPS r1, Z4, r1 \
+	VADDPS Z4, r1, r1 \
 	VMOVUPS r1, K1, 64(DX) \
 	ADDQ R8, DX
 
@@ -255,8 +343,28 @@
 	VMOVUPS r1, K1, 64(DX) \
 	ADDQ R8, DX
 
+#define SEPIROW2AR(r0, r1) \
+	VADDPS (DX), r0, r0 \
+	VADDPS Z0, r0, r0 \
+	VMAXPS r0, Z4, r0 \
+	VADDPS Z4, r0, r0 \
+	VMOVUPS r0, (DX) \
+	VADDPS 64(DX), r1, K1, r1 \
+	VADDPS Z1, r1, r1 \
+	VMAXPS r1, Z4, r1 \
+	VADDPS Z4, r1, r1 \
+	VMOVUPS r1, K1, 64(DX) \
+	ADDQ R8, DX
+
 #define SEPIROW1P(r0) \
 	VADDPS Z0, r0, r0 \
+	VMOVUPS r0, K1, (DX) \
+	ADDQ R8, DX
+
+#define SEPIROW1PR(r0) \
+	VADDPS Z0, r0, r0 \
+	VMAXPS r0, Z4, r0 \
+	VADDPS Z4, r0, r0 \
 	VMOVUPS r0, K1, (DX) \
 	ADDQ R8, DX
 
@@ -266,8 +374,16 @@
 	VMOVUPS r0, K1, (DX) \
 	ADDQ R8, DX
 
-// func sgemmKernelZ6x64(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
-TEXT ·sgemmKernelZ6x64(SB), NOSPLIT, $0-104
+#define SEPIROW1AR(r0) \
+	VADDPS (DX), r0, K1, r0 \
+	VADDPS Z0, r0, r0 \
+	VMAXPS r0, Z4, r0 \
+	VADDPS Z4, r0, r0 \
+	VMOVUPS r0, K1, (DX) \
+	ADDQ R8, DX
+
+// func sgemmKernelZ6x64(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
+TEXT ·sgemmKernelZ6x64(SB), NOSPLIT, $0-112
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -417,9 +533,16 @@ epi:
 	VMOVUPS 64(R10), Z1
 	VMOVUPS 128(R10), Z2
 	VMOVUPS.Z 192(R10), K1, Z3
+	VPXORD Z4, Z4, Z4
 	MOVQ  accum+72(FP), R9
-	TESTQ R9, R9
-	JNZ   epiadd
+	SHLQ  $1, R9
+	ORQ   relu+104(FP), R9 // 2·accum + relu
+	CMPQ  R9, $1
+	JEQ   epi1
+	CMPQ  R9, $2
+	JEQ   epi2
+	CMPQ  R9, $3
+	JEQ   epi3
 	SEPIROW4P(Z8, Z9, Z10, Z11)
 	CMPQ R12, $1
 	JLE  done
@@ -437,7 +560,25 @@ epi:
 	JLE  done
 	SEPIROW4P(Z28, Z29, Z30, Z31)
 	JMP  done
-epiadd:
+epi1:
+	SEPIROW4PR(Z8, Z9, Z10, Z11)
+	CMPQ R12, $1
+	JLE  done
+	SEPIROW4PR(Z12, Z13, Z14, Z15)
+	CMPQ R12, $2
+	JLE  done
+	SEPIROW4PR(Z16, Z17, Z18, Z19)
+	CMPQ R12, $3
+	JLE  done
+	SEPIROW4PR(Z20, Z21, Z22, Z23)
+	CMPQ R12, $4
+	JLE  done
+	SEPIROW4PR(Z24, Z25, Z26, Z27)
+	CMPQ R12, $5
+	JLE  done
+	SEPIROW4PR(Z28, Z29, Z30, Z31)
+	JMP  done
+epi2:
 	SEPIROW4A(Z8, Z9, Z10, Z11)
 	CMPQ R12, $1
 	JLE  done
@@ -455,13 +596,31 @@ epiadd:
 	JLE  done
 	SEPIROW4A(Z28, Z29, Z30, Z31)
 	JMP  done
+epi3:
+	SEPIROW4AR(Z8, Z9, Z10, Z11)
+	CMPQ R12, $1
+	JLE  done
+	SEPIROW4AR(Z12, Z13, Z14, Z15)
+	CMPQ R12, $2
+	JLE  done
+	SEPIROW4AR(Z16, Z17, Z18, Z19)
+	CMPQ R12, $3
+	JLE  done
+	SEPIROW4AR(Z20, Z21, Z22, Z23)
+	CMPQ R12, $4
+	JLE  done
+	SEPIROW4AR(Z24, Z25, Z26, Z27)
+	CMPQ R12, $5
+	JLE  done
+	SEPIROW4AR(Z28, Z29, Z30, Z31)
+	JMP  done
 
 done:
 	VZEROUPPER
 	RET
 
-// func sgemmKernelZ6x48(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
-TEXT ·sgemmKernelZ6x48(SB), NOSPLIT, $0-104
+// func sgemmKernelZ6x48(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
+TEXT ·sgemmKernelZ6x48(SB), NOSPLIT, $0-112
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -604,9 +763,16 @@ epi:
 	VMOVUPS (R10), Z0
 	VMOVUPS 64(R10), Z1
 	VMOVUPS.Z 128(R10), K1, Z2
+	VPXORD Z4, Z4, Z4
 	MOVQ  accum+72(FP), R9
-	TESTQ R9, R9
-	JNZ   epiadd
+	SHLQ  $1, R9
+	ORQ   relu+104(FP), R9 // 2·accum + relu
+	CMPQ  R9, $1
+	JEQ   epi1
+	CMPQ  R9, $2
+	JEQ   epi2
+	CMPQ  R9, $3
+	JEQ   epi3
 	SEPIROW3P(Z8, Z9, Z10)
 	CMPQ R12, $1
 	JLE  done
@@ -624,7 +790,25 @@ epi:
 	JLE  done
 	SEPIROW3P(Z28, Z29, Z30)
 	JMP  done
-epiadd:
+epi1:
+	SEPIROW3PR(Z8, Z9, Z10)
+	CMPQ R12, $1
+	JLE  done
+	SEPIROW3PR(Z12, Z13, Z14)
+	CMPQ R12, $2
+	JLE  done
+	SEPIROW3PR(Z16, Z17, Z18)
+	CMPQ R12, $3
+	JLE  done
+	SEPIROW3PR(Z20, Z21, Z22)
+	CMPQ R12, $4
+	JLE  done
+	SEPIROW3PR(Z24, Z25, Z26)
+	CMPQ R12, $5
+	JLE  done
+	SEPIROW3PR(Z28, Z29, Z30)
+	JMP  done
+epi2:
 	SEPIROW3A(Z8, Z9, Z10)
 	CMPQ R12, $1
 	JLE  done
@@ -642,13 +826,31 @@ epiadd:
 	JLE  done
 	SEPIROW3A(Z28, Z29, Z30)
 	JMP  done
+epi3:
+	SEPIROW3AR(Z8, Z9, Z10)
+	CMPQ R12, $1
+	JLE  done
+	SEPIROW3AR(Z12, Z13, Z14)
+	CMPQ R12, $2
+	JLE  done
+	SEPIROW3AR(Z16, Z17, Z18)
+	CMPQ R12, $3
+	JLE  done
+	SEPIROW3AR(Z20, Z21, Z22)
+	CMPQ R12, $4
+	JLE  done
+	SEPIROW3AR(Z24, Z25, Z26)
+	CMPQ R12, $5
+	JLE  done
+	SEPIROW3AR(Z28, Z29, Z30)
+	JMP  done
 
 done:
 	VZEROUPPER
 	RET
 
-// func sgemmKernelZ6x32(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
-TEXT ·sgemmKernelZ6x32(SB), NOSPLIT, $0-104
+// func sgemmKernelZ6x32(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
+TEXT ·sgemmKernelZ6x32(SB), NOSPLIT, $0-112
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -784,9 +986,16 @@ add:
 epi:
 	VMOVUPS (R10), Z0
 	VMOVUPS.Z 64(R10), K1, Z1
+	VPXORD Z4, Z4, Z4
 	MOVQ  accum+72(FP), R9
-	TESTQ R9, R9
-	JNZ   epiadd
+	SHLQ  $1, R9
+	ORQ   relu+104(FP), R9 // 2·accum + relu
+	CMPQ  R9, $1
+	JEQ   epi1
+	CMPQ  R9, $2
+	JEQ   epi2
+	CMPQ  R9, $3
+	JEQ   epi3
 	SEPIROW2P(Z8, Z9)
 	CMPQ R12, $1
 	JLE  done
@@ -804,7 +1013,25 @@ epi:
 	JLE  done
 	SEPIROW2P(Z28, Z29)
 	JMP  done
-epiadd:
+epi1:
+	SEPIROW2PR(Z8, Z9)
+	CMPQ R12, $1
+	JLE  done
+	SEPIROW2PR(Z12, Z13)
+	CMPQ R12, $2
+	JLE  done
+	SEPIROW2PR(Z16, Z17)
+	CMPQ R12, $3
+	JLE  done
+	SEPIROW2PR(Z20, Z21)
+	CMPQ R12, $4
+	JLE  done
+	SEPIROW2PR(Z24, Z25)
+	CMPQ R12, $5
+	JLE  done
+	SEPIROW2PR(Z28, Z29)
+	JMP  done
+epi2:
 	SEPIROW2A(Z8, Z9)
 	CMPQ R12, $1
 	JLE  done
@@ -822,13 +1049,31 @@ epiadd:
 	JLE  done
 	SEPIROW2A(Z28, Z29)
 	JMP  done
+epi3:
+	SEPIROW2AR(Z8, Z9)
+	CMPQ R12, $1
+	JLE  done
+	SEPIROW2AR(Z12, Z13)
+	CMPQ R12, $2
+	JLE  done
+	SEPIROW2AR(Z16, Z17)
+	CMPQ R12, $3
+	JLE  done
+	SEPIROW2AR(Z20, Z21)
+	CMPQ R12, $4
+	JLE  done
+	SEPIROW2AR(Z24, Z25)
+	CMPQ R12, $5
+	JLE  done
+	SEPIROW2AR(Z28, Z29)
+	JMP  done
 
 done:
 	VZEROUPPER
 	RET
 
-// func sgemmKernelZ6x16(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32)
-TEXT ·sgemmKernelZ6x16(SB), NOSPLIT, $0-104
+// func sgemmKernelZ6x16(k int, a *float32, ars, acs int, b *float32, bs, bstep int, c *float32, ldc, accum, mr int, mask uint16, bias *float32, relu int)
+TEXT ·sgemmKernelZ6x16(SB), NOSPLIT, $0-112
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -957,9 +1202,16 @@ add:
 
 epi:
 	VMOVUPS.Z (R10), K1, Z0
+	VPXORD Z4, Z4, Z4
 	MOVQ  accum+72(FP), R9
-	TESTQ R9, R9
-	JNZ   epiadd
+	SHLQ  $1, R9
+	ORQ   relu+104(FP), R9 // 2·accum + relu
+	CMPQ  R9, $1
+	JEQ   epi1
+	CMPQ  R9, $2
+	JEQ   epi2
+	CMPQ  R9, $3
+	JEQ   epi3
 	SEPIROW1P(Z8)
 	CMPQ R12, $1
 	JLE  done
@@ -977,7 +1229,25 @@ epi:
 	JLE  done
 	SEPIROW1P(Z28)
 	JMP  done
-epiadd:
+epi1:
+	SEPIROW1PR(Z8)
+	CMPQ R12, $1
+	JLE  done
+	SEPIROW1PR(Z12)
+	CMPQ R12, $2
+	JLE  done
+	SEPIROW1PR(Z16)
+	CMPQ R12, $3
+	JLE  done
+	SEPIROW1PR(Z20)
+	CMPQ R12, $4
+	JLE  done
+	SEPIROW1PR(Z24)
+	CMPQ R12, $5
+	JLE  done
+	SEPIROW1PR(Z28)
+	JMP  done
+epi2:
 	SEPIROW1A(Z8)
 	CMPQ R12, $1
 	JLE  done
@@ -994,6 +1264,24 @@ epiadd:
 	CMPQ R12, $5
 	JLE  done
 	SEPIROW1A(Z28)
+	JMP  done
+epi3:
+	SEPIROW1AR(Z8)
+	CMPQ R12, $1
+	JLE  done
+	SEPIROW1AR(Z12)
+	CMPQ R12, $2
+	JLE  done
+	SEPIROW1AR(Z16)
+	CMPQ R12, $3
+	JLE  done
+	SEPIROW1AR(Z20)
+	CMPQ R12, $4
+	JLE  done
+	SEPIROW1AR(Z24)
+	CMPQ R12, $5
+	JLE  done
+	SEPIROW1AR(Z28)
 	JMP  done
 
 done:
@@ -1168,8 +1456,8 @@ done:
 	VMOVUPD r0, K1, (DX) \
 	ADDQ R8, DX
 
-// func dgemmKernelZ6x32(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
-TEXT ·dgemmKernelZ6x32(SB), NOSPLIT, $0-104
+// func dgemmKernelZ6x32(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
+TEXT ·dgemmKernelZ6x32(SB), NOSPLIT, $0-112
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -1315,8 +1603,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func dgemmKernelZ6x24(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
-TEXT ·dgemmKernelZ6x24(SB), NOSPLIT, $0-104
+// func dgemmKernelZ6x24(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
+TEXT ·dgemmKernelZ6x24(SB), NOSPLIT, $0-112
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -1456,8 +1744,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func dgemmKernelZ6x16(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
-TEXT ·dgemmKernelZ6x16(SB), NOSPLIT, $0-104
+// func dgemmKernelZ6x16(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
+TEXT ·dgemmKernelZ6x16(SB), NOSPLIT, $0-112
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13
@@ -1591,8 +1879,8 @@ done:
 	VZEROUPPER
 	RET
 
-// func dgemmKernelZ6x8(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64)
-TEXT ·dgemmKernelZ6x8(SB), NOSPLIT, $0-104
+// func dgemmKernelZ6x8(k int, a *float64, ars, acs int, b *float64, bs, bstep int, c *float64, ldc, accum, mr int, mask uint16, bias *float64, relu int)
+TEXT ·dgemmKernelZ6x8(SB), NOSPLIT, $0-112
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ ars+16(FP), R13

@@ -3,8 +3,9 @@ package cpu
 import "runtime"
 
 // MatMulEpilogue computes the float32 product dst = a·b of one batch
-// (layouts as MatMul's, with dl.Shape[0] = 1) plus epi's bias, added
-// to each block of dst as the AVX-512 kernels store it, and reports
+// (layouts as MatMul's, with dl.Shape[0] = 1) plus epi's bias, then
+// epi's ReLU when set, applied to each block of dst as the AVX-512
+// kernels store it, and reports
 // whether it did. It declines, doing nothing, where the product does not
 // go through those kernels in blocks of a row-major dst: without
 // AVX-512, for a batch of several products, a dst whose rows are not

@@ -7,9 +7,9 @@ import (
 )
 
 // TestMatMulEpilogue checks that MatMulEpilogue gives, bit for bit, the
-// product followed by the bias's Add, over odd shapes
-// (edge tiles, K past one step, products split across goroutines),
-// every operand layout, and NaN, Inf and −0 in the bias.
+// product followed by the bias's Add and, with a ReLU, the ReLU, over
+// odd shapes (edge tiles, K past one step, products split across
+// goroutines), every operand layout, and NaN, Inf and −0 in the bias.
 func TestMatMulEpilogue(t *testing.T) {
 	if !sgemmAsm || !cpuAVX512 {
 		t.Skip("no AVX-512: MatMulEpilogue declines")
@@ -22,30 +22,36 @@ func TestMatMulEpilogue(t *testing.T) {
 			a, b := gemmMat(r, m, k, ak, false), gemmMat(r, k, n, bk, false)
 			want := gemmMat(r, m, n, ck, true)
 			sgemm(m, n, k, a, b, want, 1)
-			epi := Epilogue{Bias: make([]float32, n)}
-			for c := range epi.Bias {
-				epi.Bias[c] = float32(r.NormFloat64())
-			}
-			epi.Bias[n/2] = float32(math.Inf(1))
-			epi.Bias[0] = float32(math.NaN())
-			epi.Bias[n-1] = float32(math.Copysign(0, -1))
-			ref := f32Mat{data: append([]float32(nil), want.data...), off: want.off, rs: want.rs, cs: want.cs}
-			for i := range m {
-				for j := range n {
-					ref.data[ref.off+i*ref.rs+j] += epi.Bias[j]
+			for _, relu := range []bool{false, true} {
+				epi := Epilogue{Bias: make([]float32, n), ReLU: relu}
+				for c := range epi.Bias {
+					epi.Bias[c] = float32(r.NormFloat64())
 				}
-			}
-			got := gemmMat(r, m, n, ck, true)
-			dl := Layout{Shape: []int{1, m, n}, Strides: []int{m * n, got.rs, got.cs}, Offset: got.off}
-			al := Layout{Shape: []int{1, m, k}, Strides: []int{0, a.rs, a.cs}, Offset: a.off}
-			bl := Layout{Shape: []int{1, k, n}, Strides: []int{0, b.rs, b.cs}, Offset: b.off}
-			name := fmt.Sprintf("m%d n%d k%d a:%s b:%s c:%s", m, n, k, ak, bk, ck)
-			if !MatMulEpilogue(got.data, dl, a.data, al, b.data, bl, epi) {
-				t.Fatalf("%s: declined", name)
-			}
-			for x := range got.data {
-				if math.Float32bits(got.data[x]) != math.Float32bits(ref.data[x]) {
-					t.Fatalf("%s: element %d = %v, want %v", name, x, got.data[x], ref.data[x])
+				epi.Bias[n/2] = float32(math.Inf(1))
+				epi.Bias[0] = float32(math.NaN())
+				epi.Bias[n-1] = float32(math.Copysign(0, -1))
+				ref := f32Mat{data: append([]float32(nil), want.data...), off: want.off, rs: want.rs, cs: want.cs}
+				for i := range m {
+					for j := range n {
+						v := &ref.data[ref.off+i*ref.rs+j]
+						*v += epi.Bias[j]
+						if relu {
+							*v = max(*v, 0) // NaN stays NaN, −0 becomes +0, as ReLU
+						}
+					}
+				}
+				got := gemmMat(r, m, n, ck, true)
+				dl := Layout{Shape: []int{1, m, n}, Strides: []int{m * n, got.rs, got.cs}, Offset: got.off}
+				al := Layout{Shape: []int{1, m, k}, Strides: []int{0, a.rs, a.cs}, Offset: a.off}
+				bl := Layout{Shape: []int{1, k, n}, Strides: []int{0, b.rs, b.cs}, Offset: b.off}
+				name := fmt.Sprintf("relu=%v m%d n%d k%d a:%s b:%s c:%s", relu, m, n, k, ak, bk, ck)
+				if !MatMulEpilogue(got.data, dl, a.data, al, b.data, bl, epi) {
+					t.Fatalf("%s: declined", name)
+				}
+				for x := range got.data {
+					if math.Float32bits(got.data[x]) != math.Float32bits(ref.data[x]) {
+						t.Fatalf("%s: element %d = %v, want %v", name, x, got.data[x], ref.data[x])
+					}
 				}
 			}
 		}
@@ -87,7 +93,7 @@ func TestMatMulEpilogueDeclines(t *testing.T) {
 		}
 	}
 	l := lay(1, 16, 16, 256, 16, 1)
-	for _, e := range []Epilogue{{Bias: buf(15)}, {}} {
+	for _, e := range []Epilogue{{Bias: buf(15)}, {}, {ReLU: true}} {
 		func() {
 			defer func() {
 				if recover() == nil {

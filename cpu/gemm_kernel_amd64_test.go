@@ -36,7 +36,7 @@ func BenchmarkKernelZProbe(b *testing.B) {
 					t0 = time.Now()
 					for range reps {
 						for p := range panels {
-							sgemmKernelZ6x64(kc, &ap[p*6*kc], 1, 6, &bp[0], 16*kc, 16, &c[p*6*64], 64, 1, 6, 0xFFFF, nil)
+							sgemmKernelZ6x64(kc, &ap[p*6*kc], 1, 6, &bp[0], 16*kc, 16, &c[p*6*64], 64, 1, 6, 0xFFFF, nil, 0)
 						}
 					}
 					best = min(best, time.Since(t0))

@@ -14,20 +14,32 @@ import (
 // product is stored. It panics with ErrShape when w is not 2-D, b is
 // not (out), or x's last dimension is not in.
 func Linear(x, w, b *tensor.Tensor) *tensor.Tensor {
-	need("Linear", "x, w", x, w)
-	if w.Dim() != 2 || x.Dim() == 0 || x.Size(-1) != w.Size(1) {
-		fail("Linear", tensor.ErrShape, "want x (..., in) and weight (out, in)", x, w, b)
-	}
+	checkLinear("Linear", x, w, b)
 	if b == nil {
 		return x.MatMul(w.T())
-	}
-	if b.Dim() != 1 || b.Size(0) != w.Size(0) {
-		fail("Linear", tensor.ErrShape, fmt.Sprintf("the bias must have shape [%d]", w.Size(0)), x, w, b)
 	}
 	if x.Dim() == 2 {
 		return tensor.Addmm(b, x, w.T())
 	}
 	return x.MatMul(w.T()).Add(b)
+}
+
+// linearReLU returns Linear(x, w, b).ReLU() for a matrix x and a bias b
+// as one op, tensor.AddmmReLU (Sequential's Linear then ReLU).
+func linearReLU(x, w, b *tensor.Tensor) *tensor.Tensor {
+	checkLinear("Linear", x, w, b)
+	return tensor.AddmmReLU(b, x, w.T())
+}
+
+// checkLinear panics as Linear does for operands it cannot take.
+func checkLinear(op string, x, w, b *tensor.Tensor) {
+	need(op, "x, w", x, w)
+	if w.Dim() != 2 || x.Dim() == 0 || x.Size(-1) != w.Size(1) {
+		fail(op, tensor.ErrShape, "want x (..., in) and weight (out, in)", x, w, b)
+	}
+	if b != nil && (b.Dim() != 1 || b.Size(0) != w.Size(0)) {
+		fail(op, tensor.ErrShape, fmt.Sprintf("the bias must have shape [%d]", w.Size(0)), x, w, b)
+	}
 }
 
 // Embedding returns the rows of weight (V, D) at indices (Int32, any

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,17 +46,46 @@ func (s *Sequential) Add(name string, l Layer) *Sequential {
 	return s
 }
 
-// Forward feeds x through every layer in turn. It panics with
+// Forward feeds x through every layer in turn. A LinearLayer with a
+// bias followed by a ReLU (the ReLU layer, or a Func of the method
+// (*tensor.Tensor).ReLU itself) on a matrix x runs as one op,
+// tensor.AddmmReLU: the same values and gradients, with the bias and the
+// ReLU applied as the CPU's GEMM stores the product. It panics with
 // ErrArgument for a nil layer.
 func (s *Sequential) Forward(x *tensor.Tensor) *tensor.Tensor {
 	receiver("Sequential.Forward", s)
-	for i, l := range s.Layers {
+	for i := 0; i < len(s.Layers); i++ {
+		l := s.Layers[i]
 		if l == nil {
 			fail("Sequential", tensor.ErrArgument, fmt.Sprintf("layer %d is nil", i))
+		}
+		if lin, ok := l.(*LinearLayer); ok && lin != nil && lin.Bias != nil && x != nil && x.Dim() == 2 &&
+			i+1 < len(s.Layers) && isReLU(s.Layers[i+1]) {
+			x = linearReLU(x, lin.Weight, lin.Bias)
+			i++
+			continue
 		}
 		x = l.Forward(x)
 	}
 	return x
+}
+
+// reluMethod is the code of (*tensor.Tensor).ReLU, which isReLU looks
+// for in a Func.
+var reluMethod = reflect.ValueOf((*tensor.Tensor).ReLU).Pointer()
+
+// isReLU reports whether l is a ReLU: the ReLU layer, or a Func of the
+// method (*tensor.Tensor).ReLU (NewMLP's activation).
+func isReLU(l Layer) bool {
+	switch l := l.(type) {
+	case ReLU:
+		return true
+	case *ReLU:
+		return l != nil
+	case Func:
+		return l != nil && reflect.ValueOf(l).Pointer() == reluMethod
+	}
+	return false
 }
 
 // Slots returns nil: a Sequential holds its layers' tensors, not its

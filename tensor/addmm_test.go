@@ -11,8 +11,9 @@ import (
 	"github.com/tessera-ml/tessera/tensor"
 )
 
-// TestAddmmMatchesMatMulAdd checks that Addmm on the CPU gives, bit for
-// bit, MatMul followed by Add, and the same gradients: for bias rows that
+// TestAddmmMatchesMatMulAdd checks that Addmm (and AddmmReLU) on the CPU
+// give, bit for bit, MatMul followed by Add (and ReLU), and the same
+// gradients: for bias rows that
 // go through the GEMM's epilogue (Float32, more than 16 columns, the
 // linear layer's transposed weight among them) and inputs that do not
 // (a full or column input, 10 columns, Float64), with NaN and Inf in the
@@ -61,17 +62,25 @@ func TestAddmmMatchesMatMulAdd(t *testing.T) {
 				}
 				return y.Float64s(), grads
 			}
-			got, gg := run(tensor.Addmm)
-			want, wg := run(func(in, a, b *tensor.Tensor) *tensor.Tensor { return a.MatMul(b).Add(in) })
 			same := func(x, y []float64) bool {
 				return slices.EqualFunc(x, y, func(p, q float64) bool { return math.Float64bits(p) == math.Float64bits(q) || p != p && q != q })
 			}
-			if !same(got, want) {
-				t.Fatalf("Addmm differs from MatMul then Add")
-			}
-			for i := range gg {
-				if !same(gg[i], wg[i]) {
-					t.Fatalf("gradient of input %d differs from MatMul then Add's", i)
+			for _, f := range []struct {
+				name      string
+				fused, by func(in, a, b *tensor.Tensor) *tensor.Tensor
+			}{
+				{"Addmm", tensor.Addmm, func(in, a, b *tensor.Tensor) *tensor.Tensor { return a.MatMul(b).Add(in) }},
+				{"AddmmReLU", tensor.AddmmReLU, func(in, a, b *tensor.Tensor) *tensor.Tensor { return a.MatMul(b).Add(in).ReLU() }},
+			} {
+				got, gg := run(f.fused)
+				want, wg := run(f.by)
+				if !same(got, want) {
+					t.Fatalf("%s differs from the ops one by one", f.name)
+				}
+				for i := range gg {
+					if !same(gg[i], wg[i]) {
+						t.Fatalf("%s: the gradient of input %d differs from the ops one by one", f.name, i)
+					}
 				}
 			}
 		})

@@ -66,6 +66,7 @@ func adversarialFuncs() []A.Case {
 		A.C("Addcdiv", A.Triples(func(a, b, c *T) { tensor.Addcdiv(a, b, c, math.NaN()) })),
 		A.C("Addcmul", A.Triples(func(a, b, c *T) { tensor.Addcmul(a, b, c, math.Inf(1)) })),
 		A.C("Addmm", A.Triples(func(a, b, c *T) { tensor.Addmm(a, b, c) })),
+		A.C("AddmmReLU", A.Triples(func(a, b, c *T) { tensor.AddmmReLU(a, b, c) })),
 		A.C("Adopt", A.Each(func(x *T) { tensor.Adopt(x) })),
 		A.C("ReLUBackward", A.Pairs(func(g, y *T) { tensor.ReLUBackward(g, y) })),
 		A.C("Arange", withFloatsOpts(func(f []float64, o ...tensor.Option) { tensor.Arange(f[0], f[1], f[2], o...) }, 0, 5, 1)),

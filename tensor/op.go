@@ -87,9 +87,10 @@ const (
 	OpCumSum  // along Attrs.Dim
 	OpSoftmax // along Attrs.Dim
 	OpLogSoftmax
-	OpMatMul // batched 3-D (B,M,K)·(B,K,N), or operands of at most 2 dims with torch.matmul's 1-D rules (MatMul)
-	OpAddmm  // inputs: input, a, b; input + a·b for matrices a and b, input broadcast (Addmm)
-	OpCat    // along Attrs.Dim; one input per piece
+	OpMatMul    // batched 3-D (B,M,K)·(B,K,N), or operands of at most 2 dims with torch.matmul's 1-D rules (MatMul)
+	OpAddmm     // inputs: input, a, b; input + a·b for matrices a and b, input broadcast (Addmm)
+	OpAddmmReLU // inputs: input, a, b; Addmm's result through ReLU (AddmmReLU)
+	OpCat       // along Attrs.Dim; one input per piece
 
 	OpIndexSelect // inputs: x; Attrs.Dim, Attrs.Index (1-D int32)
 	OpIndexAdd    // inputs: x, src; x with src added at Attrs.Index along Attrs.Dim
@@ -245,6 +246,7 @@ var opTable = [numOps]opInfo{
 	OpLogSoftmax: {name: "LogSoftmax", fam: famOther, savesOut: true},
 	OpMatMul:     {name: "MatMul", fam: famOther, saves: in01},
 	OpAddmm:      {name: "Addmm", fam: famOther, saves: []int{1, 2}},
+	OpAddmmReLU:  {name: "AddmmReLU", fam: famOther, saves: []int{1, 2}, savesOut: true},
 	OpCat:        {name: "Cat", fam: famOther},
 
 	OpIndexSelect: {name: "IndexSelect", fam: famOther},

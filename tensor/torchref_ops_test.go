@@ -101,6 +101,9 @@ var torchOps = map[string]torchOp{
 	"addmm": func(_ torchref.Case, in []*tensor.Tensor) []*tensor.Tensor {
 		return one(tensor.Addmm(in[0], in[1], in[2]))
 	},
+	"addmm_relu": func(_ torchref.Case, in []*tensor.Tensor) []*tensor.Tensor {
+		return one(tensor.AddmmReLU(in[0], in[1], in[2]))
+	},
 
 	// index.json
 	"index_select": func(c torchref.Case, in []*tensor.Tensor) []*tensor.Tensor {

@@ -29,7 +29,8 @@ var otherSpecs = []Spec{
 	{Op: tensor.OpSoftmax, Family: "softmax", Cover: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.Softmax(1) }, Torch: torch("softmax")},
 	{Op: tensor.OpLogSoftmax, Family: "softmax", Cover: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.LogSoftmax(1) }, Torch: torch("log_softmax")},
 	{Op: tensor.OpMatMul, Family: "linalg", Cover: func(x, y *tensor.Tensor) *tensor.Tensor { return x.MatMul(y.T()) }, Torch: torch("matmul")},
-	{Op: tensor.OpAddmm, Family: "linalg", Cover: addmmCover, Torch: torch("addmm")},
+	{Op: tensor.OpAddmm, Family: "linalg", Cover: addmmCover(tensor.Addmm), Torch: torch("addmm")},
+	{Op: tensor.OpAddmmReLU, Family: "linalg", Cover: addmmCover(tensor.AddmmReLU), Torch: torch("addmm_relu")},
 	{Op: tensor.OpCat, Family: "copy", Cover: func(x, y *tensor.Tensor) *tensor.Tensor { return tensor.Cat([]*tensor.Tensor{x, y}, 0) }, Torch: torch("cat", "stack")},
 
 	{Op: tensor.OpIndexSelect, Family: "index", Cover: func(x, _ *tensor.Tensor) *tensor.Tensor { return x.IndexSelect(1, specIndex(x, []int32{2, 0}, 2)) }, Torch: torch("index_select", "embedding")},
@@ -66,8 +67,8 @@ func specCastTarget(dt tensor.DType) tensor.DType {
 	return tensor.Float32
 }
 
-// addmmCover is Addmm's representative call, its input a bias row: the
-// first two values of x's first row.
-func addmmCover(x, y *tensor.Tensor) *tensor.Tensor {
-	return tensor.Addmm(x.Select(0, 0).Narrow(0, 0, 2), x, y.T())
+// addmmCover returns the representative call of Addmm or AddmmReLU
+// (f), its input a bias row: the first two values of x's first row.
+func addmmCover(f func(input, a, b *tensor.Tensor) *tensor.Tensor) func(x, y *tensor.Tensor) *tensor.Tensor {
+	return func(x, y *tensor.Tensor) *tensor.Tensor { return f(x.Select(0, 0).Narrow(0, 0, 2), x, y.T()) }
 }

@@ -798,6 +798,18 @@ def gen_linalg():
         ("f32_head_33x65_10x65T", [T([10], "float32"), T([33, 65], "float32"), T([10, 65], "float32", view=V_T())]),
     ]:
         case(f"addmm/{nm}", "addmm", addmm, ins)
+    # relu(input + a·b), a linear layer and its ReLU (tensor.AddmmReLU):
+    # the value of torch._addmm_activation, which has no derivative in
+    # torch 1.13. A float32 bias row of more than 16 columns takes the
+    # GEMM's epilogue, bias and ReLU; a head of 10 columns does not.
+    addmm_relu = lambda a, i, x, y: torch.relu(torch.addmm(i, x, y))
+    for nm, ins in [
+        ("f64_bias_7x33_33x20", [T([20]), T([7, 33]), T([33, 20])]),
+        ("f64_input_col_7x1", [T([7, 1]), T([7, 5]), T([5, 4])]),
+        ("f32_linear_17x9_20x9T", [T([20], "float32"), T([17, 9], "float32"), T([20, 9], "float32", view=V_T())]),
+        ("f32_head_9x7_10x7T", [T([10], "float32"), T([9, 7], "float32"), T([10, 7], "float32", view=V_T())]),
+    ]:
+        case(f"addmm_relu/{nm}", "addmm_relu", addmm_relu, ins)
 
     outer = lambda a, x, y: torch.outer(x, y)
     case("outer/f64_7_33", "outer", outer, [T([7]), T([33])])
