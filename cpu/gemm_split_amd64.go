@@ -5,9 +5,9 @@ package cpu
 // gemmParallelWork): with a small K each output is a few FMAs, so the
 // product's time is mostly storing C and the kernel's per-block work,
 // and the split's fixed cost (waking a goroutine, packing the shared
-// operand before either starts) is not repaid. The MLP step's dy·W,
-// 256×512×10, ran in about 17 µs on one goroutine and 26 µs split in
-// two.
+// operand before either starts) is not repaid, unless C is large
+// (gemmParallelOut). The MLP step's dy·W, 256×512×10, ran in about 17
+// µs on one goroutine and 26 µs split in two with C in cache.
 //
 // Measured on two cores (go test -bench GemmSplit, abGemm, both operands
 // row-major, 20 rounds, median GFLOP/s on one goroutine against two),
@@ -28,11 +28,26 @@ const gemmParallelK = 32
 // ran slower.
 const gemmParallelBigWork = 1 << 23
 
+// gemmParallelOut is the size of C from which a product with K of at
+// least gemmParallelMinK is split below gemmParallelK too: storing C
+// is then most of its time, and in a program C comes cold from the
+// allocator, where the measurements of gemmParallelK store a C that the
+// previous run left in cache. The MLP step's dy·W, 256×512×10 (C of
+// 512 KiB), split against on one goroutine, interleaved in one process
+// (go test -bench Workloads/mlp_step's step, 80 rounds of 40 steps,
+// median of the per-round ratios of the whole step, six runs, the first
+// three with helpers that slept after 100 µs): 1.015, 1.009, 1.026,
+// 1.019, 1.014, 1.029.
+const (
+	gemmParallelOut  = 1 << 17
+	gemmParallelMinK = 8
+)
+
 // splitProduct reports whether one m×n×k product is split across
 // goroutines.
 func splitProduct(m, n, k int) bool {
 	w := m * n * k
-	return w >= gemmParallelWork && (k >= gemmParallelK || w >= gemmParallelBigWork)
+	return w >= gemmParallelWork && (k >= gemmParallelK || w >= gemmParallelBigWork || k >= gemmParallelMinK && m*n >= gemmParallelOut)
 }
 
 // A split cuts n into count blocks on multiples of unit, whose sizes

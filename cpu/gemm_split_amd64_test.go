@@ -51,3 +51,29 @@ func benchMatMul(b *testing.B, m, n, k int, bT bool) {
 	}
 	b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// TestSplitProduct checks which products splitProduct splits: by their
+// work, by K, and by the size of C for a small K.
+func TestSplitProduct(t *testing.T) {
+	for _, c := range []struct {
+		m, n, k int
+		want    bool
+	}{
+		{64, 64, 64, false},    // too little work
+		{256, 256, 32, true},   // K from gemmParallelK
+		{256, 256, 16, false},  // small K, C of 64 Ki values
+		{256, 512, 10, true},   // small K, C of 128 Ki values: the MLP's dy·W
+		{256, 512, 4, false},   // K below gemmParallelMinK
+		{2048, 2048, 4, true},  // gemmParallelBigWork whatever K
+		{1024, 1024, 1, false}, // K of 1 below gemmParallelBigWork
+		{100, 100, 100, true},  // the char-RNN's 100×100·100
+		{1, 4096, 4096, true},  // one row
+		{512, 512, 2, false},   // K below gemmParallelMinK, C of 256 Ki values
+		{1024, 128, 8, true},   // C of 128 Ki values, K of gemmParallelMinK
+		{1024, 127, 8, false},  // C just short of gemmParallelOut
+	} {
+		if got := splitProduct(c.m, c.n, c.k); got != c.want {
+			t.Errorf("splitProduct(%d, %d, %d) = %v, want %v", c.m, c.n, c.k, got, c.want)
+		}
+	}
+}
