@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"sync"
 	"unsafe"
 )
 
@@ -26,6 +27,10 @@ func Binary[S, D Elem](f Fn2[S, D], dst []D, dl Layout, x []S, xl Layout, y []S,
 		return
 	}
 	it := newIter(dl.Shape, dl, xl, yl)
+	if k := it.rowBroadcast(); k != 0 && f.Vec != nil {
+		binaryRows(f, dst, x, y, it, k)
+		return
+	}
 	ds, xs, ys := it.step(0), it.step(1), it.step(2)
 	g := f.F
 	it.runParallel(func(o []int, n int) {
@@ -48,6 +53,51 @@ func Binary[S, D Elem](f Fn2[S, D], dst []D, dl Layout, x []S, xl Layout, y []S,
 		}
 		for i, di, xi, yi := 0, o[0], o[1], o[2]; i < n; i, di, xi, yi = i+1, di+ds, xi+xs, yi+ys {
 			dst[di] = g(x[xi], y[yi])
+		}
+	})
+}
+
+// rowTile is how many values binaryRows hands the vector function at
+// once: short rows, rowTile/inner of them.
+const rowTile = 1024
+
+// rowTiles holds binaryRows's copies of the broadcast row, as bytes for
+// any element type (8 bytes a value at most).
+var rowTiles = sync.Pool{New: func() any { return new([rowTile * 8]byte) }}
+
+// binaryRows is Binary where it walks short rows of dst and of one
+// operand, contiguous one after the other, and the same row of the other
+// operand, k (1 for x, 2 for y; rowBroadcast): a bias added to every row
+// of a matrix. A row of ten values one vector call at a time cost about
+// 40 ns a row (the [256, 10] + [10] of a classifier's bias took 5.5-6.1
+// µs through tensor.Add against 0.9 µs for [256, 10] + [256, 10]; 2.1 µs
+// now); the broadcast row is copied rowTile/inner times over, and the
+// vector function takes that many rows a call.
+func binaryRows[S, D Elem](f Fn2[S, D], dst []D, x, y []S, it *iter, k int) {
+	rows, inner := it.rows, it.inner
+	per := rowTile / inner
+	buf := rowTiles.Get().(*[rowTile * 8]byte)
+	defer rowTiles.Put(buf)
+	tile := unsafe.Slice((*S)(unsafe.Pointer(&buf[0])), per*inner)
+	row := y[it.offsets[2]:][:inner]
+	if k == 1 {
+		row = x[it.offsets[1]:][:inner]
+	}
+	for n := copy(tile, row); n < len(tile); { // doubling: a few copies
+		n += copy(tile[n:], tile[:n])
+	}
+	full := it.offsets[3-k] // the operand read row after row
+	chunks := (rows + per - 1) / per
+	parallelFor(min(numWorkers(rows*inner), chunks), chunks, func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			r0 := c * per
+			n := (min(rows, r0+per) - r0) * inner
+			d := dst[it.offsets[0]+r0*inner:][:n]
+			if k == 2 {
+				f.Vec(d, x[full+r0*inner:][:n], tile[:n])
+			} else {
+				f.Vec(d, tile[:n], y[full+r0*inner:][:n])
+			}
 		}
 	})
 }

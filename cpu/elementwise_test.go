@@ -378,3 +378,53 @@ func TestCopyFillMap(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryRowBroadcast checks Binary where one operand is a short row
+// broadcast over the rows of the other (binaryRows): either operand,
+// a non-commutative op, rows that do not fill the last tile, a product
+// large enough to split across goroutines, rows at and past the longest
+// rowBroadcast takes, and dst aliasing the full operand.
+func TestBinaryRowBroadcast(t *testing.T) {
+	r := newRand(17)
+	f := Fn2[float32, float32]{F: func(x, y float32) float32 { return x - y }, Vec: SubVec[float32]}
+	for _, s := range [][2]int{{7, 10}, {33, 3}, {4099, 10}, {65, 64}, {9, 65}, {2, 1}} {
+		rows, inner := s[0], s[1]
+		full := make([]float32, rows*inner+5)
+		row := make([]float32, inner+3)
+		for i := range full {
+			full[i] = float32(r.NormFloat64())
+		}
+		for i := range row {
+			row[i] = float32(r.NormFloat64())
+		}
+		fl := Layout{Shape: []int{rows, inner}, Strides: []int{inner, 1}, Offset: 5}
+		rl := Layout{Shape: []int{rows, inner}, Strides: []int{0, 1}, Offset: 3}
+		dl := Layout{Shape: []int{rows, inner}, Strides: []int{inner, 1}}
+		for k := 1; k <= 2; k++ {
+			for _, alias := range []bool{false, true} {
+				x, xl, y, yl := full, fl, row, rl
+				if k == 1 {
+					x, xl, y, yl = row, rl, full, fl
+				}
+				src := append([]float32(nil), full...)
+				dst, dl := make([]float32, rows*inner), dl
+				if alias {
+					dst, dl = full, fl
+				}
+				Binary(f, dst, dl, x, xl, y, yl)
+				for i := range rows {
+					for j := range inner {
+						a, b := src[5+i*inner+j], row[3+j]
+						if k == 1 {
+							a, b = b, a
+						}
+						if got := dst[dl.Offset+i*inner+j]; math.Float32bits(got) != math.Float32bits(a-b) {
+							t.Fatalf("%dx%d k=%d alias=%v at (%d, %d): %v, want %v", rows, inner, k, alias, i, j, got, a-b)
+						}
+					}
+				}
+				copy(full, src)
+			}
+		}
+	}
+}

@@ -98,6 +98,27 @@ func newIter(shape []int, ls ...Layout) *iter {
 	return it
 }
 
+// rowBroadcast reports, for an iter over dst and two operands, which
+// operand (1 or 2; 0 for none) is one row of at most rowTile/16 values
+// seen by every row, where dst and the other operand are rows of the
+// same length one after the other: a bias row added to a matrix.
+func (it *iter) rowBroadcast() int {
+	if len(it.shape) != 2 || len(it.strides) != 3 || it.rows < 2 || it.inner > rowTile/16 {
+		return 0
+	}
+	rowsOf := func(s []int) bool { return s[0] == it.inner && s[1] == 1 }
+	row := func(s []int) bool { return s[0] == 0 && s[1] == 1 }
+	switch st := it.strides; {
+	case !rowsOf(st[0]):
+		return 0
+	case rowsOf(st[1]) && row(st[2]):
+		return 2
+	case row(st[1]) && rowsOf(st[2]):
+		return 1
+	}
+	return 0
+}
+
 // step returns the innermost stride of operand k.
 func (it *iter) step(k int) int { return it.strides[k][len(it.shape)-1] }
 
