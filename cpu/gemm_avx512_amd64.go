@@ -114,9 +114,9 @@ func dgemmMacroZ(mc, nc, kc int, a aPanels[float64], b bPanels[float64], c mat[f
 // contiguous, else through a temporary. The kernels read six rows of A
 // whatever the block's height, so a last block of fewer rows in place is
 // packed first. c is in range (gemm checked it), and so is B in place,
-// whole panels included (gemmKit.inPlaceB). With an epilogue (a bias:
-// a float32 product's last K step, c's rows contiguous), the kernels add
-// it to each block as they store it.
+// whole panels included (gemmKit.inPlaceB). With an epilogue (a bias,
+// and perhaps a ReLU after it: a float32 product's last K step, c's rows
+// contiguous), the kernels apply it to each block as they store it.
 func macroZ[T Float](kerns *[4]zKernel[T], lanes, mc, nc, kc int, a aPanels[T], b bPanels[T], c mat[T], accum bool, epi Epilogue) {
 	// The kernel reads whole panels through pointers.
 	a.check(mc, kc)
