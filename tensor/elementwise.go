@@ -318,15 +318,9 @@ func (x *Tensor) GeScalar(v float64) *Tensor { return x.Ge(x.scalarLike("GeScala
 // Where returns x where cond is true and y elsewhere, broadcasting all
 // three (torch.where). cond must be Bool.
 func Where(cond, x, y *Tensor) *Tensor {
-	argsNonNil("Where", 1, cond, x, y)
-	for _, t := range []*Tensor{cond, x, y} {
-		t.storage("Where")
-	}
+	operands("Where", cond, x, y)
 	if cond.dtype != Bool {
 		fail("Where", ErrDType, "the condition must be a Bool tensor", cond, x, y)
-	}
-	if cond.Device() != x.Device() || x.Device() != y.Device() {
-		fail("Where", ErrDevice, "operands are on different devices", cond, x, y)
 	}
 	dt := PromoteTypes(x.dtype, y.dtype)
 	x, y = x.Cast(dt), y.Cast(dt)
@@ -369,13 +363,7 @@ func Addcdiv(a, b, c *Tensor, value float64) *Tensor { return ternary(OpAddcdiv,
 
 func ternary(op Op, a, b, c *Tensor, value float64) *Tensor {
 	name := op.String()
-	argsNonNil(name, 1, a, b, c)
-	for _, t := range []*Tensor{a, b, c} {
-		t.storage(name)
-	}
-	if a.Device() != b.Device() || b.Device() != c.Device() {
-		fail(name, ErrDevice, "operands are on different devices", a, b, c)
-	}
+	operands(name, a, b, c)
 	dt := op.info().computeType(PromoteTypes(PromoteTypes(a.dtype, b.dtype), c.dtype), true)
 	a, b, c = a.Cast(dt), b.Cast(dt), c.Cast(dt)
 	shape := broadcastShapes(name, []*Tensor{a, b, c})

@@ -154,6 +154,21 @@ func argsNonNil(op string, first int, args ...*Tensor) {
 	}
 }
 
+// operands checks the tensor arguments of a function op of several
+// operands: none nil (positions from 1), each with live storage, all on
+// one device (else ErrDevice).
+func operands(op string, ts ...*Tensor) {
+	argsNonNil(op, 1, ts...)
+	for _, t := range ts {
+		t.storage(op)
+	}
+	for _, t := range ts[1:] {
+		if t.Device() != ts[0].Device() {
+			fail(op, ErrDevice, "operands are on different devices", ts...)
+		}
+	}
+}
+
 // nilArgument is the failure of nonNil, out of line.
 func nilArgument(op string, pos int) {
 	what := "the receiver"
