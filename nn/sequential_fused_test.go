@@ -1,7 +1,9 @@
 package nn
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
@@ -75,4 +77,29 @@ func sameBits(a, b []float64) bool {
 		}
 	}
 	return true
+}
+
+// TestSequentialLinearReLUErrors checks that the fused pair fails as the
+// layers one by one do: an input of the wrong width is ErrShape naming
+// Linear, and a nil input ErrArgument.
+func TestSequentialLinearReLUErrors(t *testing.T) {
+	s := NewSequential(NewLinear(5, 4), ReLU{}, NewLinear(4, 2))
+	for name, c := range map[string]struct {
+		x    *tensor.Tensor
+		want error
+	}{
+		"width": {tensor.Zeros([]int{3, 6}), tensor.ErrShape},
+		"nil":   {nil, tensor.ErrArgument},
+	} {
+		err := tensor.Catch(func() { s.Forward(c.x) })
+		unfused := tensor.Catch(func() {
+			NewSequential(s.Layers[0], Func(func(x *tensor.Tensor) *tensor.Tensor { return x.ReLU() })).Forward(c.x)
+		})
+		if !errors.Is(err, c.want) || !errors.Is(unfused, c.want) {
+			t.Errorf("%s: fused %v, unfused %v, want %v", name, err, unfused, c.want)
+		}
+		if c.want == tensor.ErrShape && !strings.Contains(err.Error(), "Linear") {
+			t.Errorf("%s: %q does not name Linear", name, err)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tessera-ml/tessera/autograd"
@@ -87,18 +88,30 @@ func TestAddmmMatchesMatMulAdd(t *testing.T) {
 	}
 }
 
-// TestAddmmErrors checks Addmm's typed errors for bad shapes.
+// TestAddmmErrors checks the typed errors of Addmm and AddmmReLU for bad
+// shapes and a nil operand, each naming the op.
 func TestAddmmErrors(t *testing.T) {
 	x := func(s ...int) *tensor.Tensor { return tensor.Zeros(s) }
-	for name, f := range map[string]func(){
-		"1-D a":         func() { tensor.Addmm(x(3), x(3), x(3, 3)) },
-		"inner dims":    func() { tensor.Addmm(x(3), x(2, 4), x(3, 3)) },
-		"input too big": func() { tensor.Addmm(x(2, 2, 3), x(2, 4), x(4, 3)) },
-		"input columns": func() { tensor.Addmm(x(4), x(2, 4), x(4, 3)) },
-	} {
-		err := tensor.Catch(f)
-		if !errors.Is(err, tensor.ErrShape) {
-			t.Errorf("%s: %v, want ErrShape", name, err)
+	for _, op := range []struct {
+		name string
+		f    func(input, a, b *tensor.Tensor) *tensor.Tensor
+	}{{"Addmm", tensor.Addmm}, {"AddmmReLU", tensor.AddmmReLU}} {
+		for name, c := range map[string]struct {
+			input, a, b *tensor.Tensor
+			want        error
+		}{
+			"1-D a":         {x(3), x(3), x(3, 3), tensor.ErrShape},
+			"inner dims":    {x(3), x(2, 4), x(3, 3), tensor.ErrShape},
+			"input too big": {x(2, 2, 3), x(2, 4), x(4, 3), tensor.ErrShape},
+			"input columns": {x(4), x(2, 4), x(4, 3), tensor.ErrShape},
+			"nil b":         {x(3), x(2, 4), nil, tensor.ErrArgument},
+		} {
+			err := tensor.Catch(func() { op.f(c.input, c.a, c.b) })
+			if !errors.Is(err, c.want) {
+				t.Errorf("%s %s: %v, want %v", op.name, name, err, c.want)
+			} else if !strings.Contains(err.Error(), op.name) {
+				t.Errorf("%s %s: %q does not name the op", op.name, name, err)
+			}
 		}
 	}
 }
