@@ -428,3 +428,37 @@ func TestBinaryRowBroadcast(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryRowBroadcastConcurrent runs binaryRows from several
+// goroutines at once, each on its own operands: they share the pool of
+// tiles, and none may see another's row (run it with -race).
+func TestBinaryRowBroadcastConcurrent(t *testing.T) {
+	f := Fn2[float32, float32]{F: func(x, y float32) float32 { return x + y }, Vec: AddVec[float32]}
+	const rows, inner = 300, 7
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			x, row, dst := make([]float32, rows*inner), make([]float32, inner), make([]float32, rows*inner)
+			for j := range row {
+				row[j] = float32(100*g + j)
+			}
+			l := Layout{Shape: []int{rows, inner}, Strides: []int{inner, 1}}
+			rl := Layout{Shape: []int{rows, inner}, Strides: []int{0, 1}}
+			for range 50 {
+				Binary(f, dst, l, x, l, row, rl)
+				for i, v := range dst {
+					if v != row[i%inner] {
+						errs <- fmt.Errorf("goroutine %d: element %d = %v, want %v", g, i, v, row[i%inner])
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
