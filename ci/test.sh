@@ -32,14 +32,14 @@ CGO_ENABLED=0 go build ./...
 CGO_ENABLED=0 go vet ./device/ ./tensor/
 CGO_ENABLED=0 TESSERA_REQUIRE_GPU= go test -count=1 -timeout 10m ./device/ ./tensor/
 
-echo "== layering: cpu, device and kernels/wgsl import nothing from $module but internal/layout"
+echo "== layering: cpu, device and kernels/wgsl import nothing from $module but internal/layout and internal/gcpace"
 # The leaves share one piece of the module: internal/layout, the layout
 # arithmetic (strides, contiguity, 0-d promotion), which itself imports
 # nothing from the module. Their tests may also use internal/approx (the
 # tolerance model) and internal/devtest/gpuleaf; those are test imports,
 # which this check does not read. ci/dupcheck_test.go fails when a layout
 # or comparison helper is defined outside those two packages.
-for pkg in internal/layout internal/approx; do
+for pkg in internal/layout internal/approx internal/gcpace internal/memlimit; do
 	if go list -f '{{join .Imports "\n"}}' "./$pkg" | grep "^$module/"; then
 		echo "$pkg must import nothing from $module"
 		exit 1
@@ -47,8 +47,8 @@ for pkg in internal/layout internal/approx; do
 done
 for pkg in cpu device kernels/wgsl; do
 	[ -d "$pkg" ] || continue
-	if go list -f '{{join .Imports "\n"}}' "./$pkg" | grep "^$module/" | grep -v "^$module/internal/layout$"; then
-		echo "$pkg must stay a leaf package (only $module/internal/layout is allowed)"
+	if go list -f '{{join .Imports "\n"}}' "./$pkg" | grep "^$module/" | grep -v "^$module/internal/\(layout\|gcpace\)$"; then
+		echo "$pkg must stay a leaf package (only $module/internal/layout and internal/gcpace are allowed)"
 		exit 1
 	fi
 done

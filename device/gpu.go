@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/rajveermalviya/go-webgpu/wgpu"
+
+	"github.com/tessera-ml/tessera/internal/gcpace"
 )
 
 // GPU is an opened WebGPU device: its stream (stream.go), which batches
@@ -38,6 +40,7 @@ type GPU struct {
 	binds   bindGroupCache // bind groups by layout and ranges
 	staging stagingPool    // readback staging buffers
 	alloc   *allocator     // the caching allocator, over driverBuffers
+	pace    gcpace.Pacer   // collections for buffers dropped without Free
 }
 
 // lostState records that the device was lost.

@@ -60,8 +60,20 @@ func (g *GPU) SetReclaim(f func()) {
 // When the block does not fit the budget, Alloc runs the garbage collector
 // and the reclaim hook, waits for submitted work, empties the cache and
 // retries once; then it returns an *OOMError (errors.Is(err,
-// ErrOutOfMemory)).
+// ErrOutOfMemory)). Alloc also paces collections for buffers that the
+// program drops without freeing (package gcpace): when the bytes handed
+// out grow by half since the last collection, it runs one, so that
+// runtime cleanups free what is unreachable.
 func (g *GPU) Alloc(size int64) (*Buffer, error) {
+	b, err := g.allocBuffer(size)
+	if err == nil && g.pace.Alloc(b.blk.size) {
+		g.pace.Collect()
+	}
+	return b, err
+}
+
+// allocBuffer is Alloc without the pacing.
+func (g *GPU) allocBuffer(size int64) (*Buffer, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("tessera: Alloc: negative size %d", size)
 	}
@@ -119,6 +131,7 @@ func (g *GPU) Free(b *Buffer) {
 		return
 	}
 	b.freed = true
+	g.pace.Free(b.blk.size)
 	g.alloc.free(b.blk, g.stream.batch, g.stream.completed)
 }
 

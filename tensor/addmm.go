@@ -34,6 +34,7 @@ func AddmmReLU(input, a, b *Tensor) *Tensor { return addmm(OpAddmmReLU, true, in
 // addmm is Addmm (op OpAddmm) and, with relu, AddmmReLU (OpAddmmReLU).
 func addmm(op Op, relu bool, input, a, b *Tensor) *Tensor {
 	name := op.String()
+	defer allocatedFor(name)
 	operands(name, input, a, b)
 	if a.Dim() != 2 || b.Dim() != 2 {
 		fail(name, ErrShape, "a and b must be matrices", input, a, b)

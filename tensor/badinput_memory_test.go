@@ -10,6 +10,7 @@ import (
 
 	"github.com/tessera-ml/tessera/device"
 	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/internal/memlimit"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -97,36 +98,42 @@ func TestGPUOutOfMemoryIsTyped(t *testing.T) {
 }
 
 // TestCPUBudgetFromEnvironment: TESSERA_CPU_BUDGET parses as
-// TESSERA_GPU_BUDGET; unset or 0 it is physical memory, capped by a
-// cgroup's or Go's memory limit, or 8 GiB where none can be read.
+// TESSERA_GPU_BUDGET; unset or 0 it is physical memory, capped by Go's
+// memory limit and by what each hard limit (a cgroup, RLIMIT_AS,
+// RLIMIT_DATA) leaves less the headroom, or 8 GiB where none can be read.
 func TestCPUBudgetFromEnvironment(t *testing.T) {
-	meminfo := []byte("MemFree:  100 kB\nMemTotal:       24684084 kB\nCached: 5 kB\n")
+	phys := memlimit.Limit{Name: "physical memory (MemTotal)", Bytes: 24 << 30}
+	as := memlimit.Limit{Name: "RLIMIT_AS (ulimit -v)", Bytes: 2 << 30, Used: 1 << 30, Hard: true}
+	cg := memlimit.Limit{Name: "cgroup v2 memory.max (/sys/fs/cgroup/job/memory.max)", Bytes: 4 << 30, Hard: true}
+	full := memlimit.Limit{Name: "RLIMIT_DATA (ulimit -d)", Bytes: 1 << 30, Used: 2 << 30, Hard: true}
+	headroom := func(avail int64) int64 { return avail - (64<<20 + avail/8) }
 	for _, c := range []struct {
-		env             string
-		meminfo         []byte
-		cgroup, goLimit int64
-		want            int64
-		bad             bool
+		env     string
+		limits  []memlimit.Limit
+		goLimit int64
+		want    int64
+		source  string
+		bad     bool
 	}{
-		{"", meminfo, 0, math.MaxInt64, 24684084 << 10, false},
-		{"0", meminfo, 0, 0, 24684084 << 10, false},
-		{"6GiB", meminfo, 0, 0, 6 << 30, false},
-		{" 1.5GiB ", nil, 0, 0, 3 << 29, false},
-		{"8e9", meminfo, 1 << 30, 0, 8e9, false},
-		{"", meminfo, 1 << 30, math.MaxInt64, 1 << 30, false},
-		{"", meminfo, 0, 2 << 30, 2 << 30, false},
-		{"", nil, 0, 0, 8 << 30, false},
-		{"", []byte("MemTotal: lots\n"), 0, 0, 8 << 30, false},
-		{"lots", meminfo, 0, 0, 0, true},
-		{"-1GiB", meminfo, 0, 0, 0, true},
-		{"12 parsecs", meminfo, 0, 0, 0, true},
+		{"", []memlimit.Limit{phys}, math.MaxInt64, 24 << 30, phys.Name, false},
+		{"0", []memlimit.Limit{phys}, 0, 24 << 30, phys.Name, false},
+		{"6GiB", []memlimit.Limit{phys, as}, 0, 6 << 30, tensor.CPUBudgetEnv, false},
+		{" 1.5GiB ", nil, 0, 3 << 29, tensor.CPUBudgetEnv, false},
+		{"", []memlimit.Limit{phys, cg}, math.MaxInt64, headroom(4 << 30), cg.Name, false},
+		{"", []memlimit.Limit{phys, cg, as}, math.MaxInt64, headroom(1 << 30), as.Name, false},
+		{"", []memlimit.Limit{phys, full}, math.MaxInt64, 0, full.Name, false},
+		{"", []memlimit.Limit{phys}, 2 << 30, 2 << 30, "GOMEMLIMIT", false},
+		{"", nil, 0, 8 << 30, "default", false},
+		{"lots", []memlimit.Limit{phys}, 0, 0, "", true},
+		{"-1GiB", []memlimit.Limit{phys}, 0, 0, "", true},
+		{"12 parsecs", []memlimit.Limit{phys}, 0, 0, "", true},
 	} {
-		got, err := tensor.CPUBudgetFrom(c.env, c.meminfo, c.cgroup, c.goLimit)
+		got, err := tensor.CPUBudgetFrom(c.env, c.limits, c.goLimit)
 		switch {
 		case c.bad && (err == nil || !strings.Contains(err.Error(), tensor.CPUBudgetEnv)):
-			t.Errorf("%q: %d, %v; want an error naming %s", c.env, got, err, tensor.CPUBudgetEnv)
-		case !c.bad && (err != nil || got != c.want):
-			t.Errorf("%q, cgroup %d, Go limit %d: %d, %v; want %d", c.env, c.cgroup, c.goLimit, got, err, c.want)
+			t.Errorf("%q: %v, %v; want an error naming %s", c.env, got, err, tensor.CPUBudgetEnv)
+		case !c.bad && (err != nil || got.Bytes != c.want || !strings.Contains(got.Source, c.source)):
+			t.Errorf("%q, limits %v, Go limit %d: %v, %v; want %d set by %q", c.env, c.limits, c.goLimit, got, err, c.want, c.source)
 		}
 	}
 }

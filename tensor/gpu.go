@@ -40,9 +40,11 @@ func openGPU(dev Device) (*gpuBackend, error) {
 	}
 	opts.Index, opts.Adapter, opts.AllowCPU = dev.Index, "", true
 	g, err := device.Open(opts)
+	refreshCPUBudget() // the driver mapped memory of its own
 	if err != nil {
 		return nil, err
 	}
+	capHostAdapterBudget(g, opts.Budget)
 	// Before reporting out-of-memory, the allocator asks us to collect
 	// dropped tensors: their runtime cleanups release GPU blocks.
 	g.SetReclaim(func() {
@@ -51,6 +53,22 @@ func openGPU(dev Device) (*gpuBackend, error) {
 		runtime.GC()
 	})
 	return newGPUBackend(dev, g), nil
+}
+
+// capHostAdapterBudget lowers the allocator budget of a CPU adapter
+// (lavapipe, SwiftShader), whose buffers are host memory, to the CPU
+// budget when a hard limit (a cgroup, ulimit -v) set that and
+// TESSERA_GPU_BUDGET (asked, when nonzero) did not say otherwise: a
+// request beyond the limit is then an *OOMError of the allocator rather
+// than a failure inside the driver.
+func capHostAdapterBudget(g *device.GPU, asked int64) {
+	info, err := CPUBudgetInfo()
+	if asked != 0 || !g.Info().IsCPU || err != nil || info.Headroom == 0 {
+		return
+	}
+	if info.Bytes < g.Stats().Budget {
+		g.SetBudget(max(info.Bytes, 1))
+	}
 }
 
 // autoGPU reports the first real GPU (not a CPU adapter such as

@@ -15,6 +15,7 @@ import (
 // dims broadcast. a (…, M, K) · b (…, K, N) → (…, M, N). Integer inputs
 // are computed in Float32.
 func (a *Tensor) MatMul(b *Tensor) *Tensor {
+	defer allocatedFor("MatMul")
 	a.nonNil("MatMul", 1, b)
 	a.storage("MatMul")
 	b.storage("MatMul")

@@ -4,16 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
 	"runtime"
-	"runtime/debug"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tessera-ml/tessera/device"
+	"github.com/tessera-ml/tessera/internal/gcpace"
 )
 
 // cpuPool caches released CPU buffers by dtype and power-of-two capacity,
@@ -131,6 +127,7 @@ func (p *slicePool) get(dt DType, n int) (any, error) {
 		*fl = l[:last]
 		p.cached -= k.class * dt.Size()
 		p.mu.Unlock()
+		cpuPaced(k.class * dt.Size())
 		if bufLen(buf) == n {
 			return buf, nil
 		}
@@ -140,12 +137,27 @@ func (p *slicePool) get(dt DType, n int) (any, error) {
 	return p.fresh(dt, n, k.class)
 }
 
+// cpuPace follows the bytes of CPU buffers handed out by the pool, so
+// that a loop that drops its tensors without Release or Scope has them
+// collected before it holds more than about twice what it uses (package
+// gcpace; the package doc has the figures).
+var cpuPace gcpace.Pacer
+
+// cpuPaced counts bytes handed out and, when cpuPace says so, runs the
+// collector that gives dropped buffers back.
+func cpuPaced(bytes int) {
+	if cpuPace.Alloc(int64(bytes)) {
+		cpuPace.Collect()
+	}
+}
+
 // fresh makes a buffer of n elements and capacity c, reserved first
 // against the CPU budget.
 func (p *slicePool) fresh(dt DType, n, c int) (any, error) {
 	if err := cpuReserve(dt, c); err != nil {
 		return nil, err
 	}
+	cpuPaced(c * dt.Size())
 	switch dt {
 	case Float32:
 		return make([]float32, n, c), nil
@@ -162,6 +174,7 @@ func (p *slicePool) fresh(dt DType, n, c int) (any, error) {
 func (p *slicePool) put(buf any) {
 	dt, c := bufInfo(buf)
 	bytes := c * dt.Size()
+	cpuPace.Free(int64(bytes))
 	k := poolKey{dt, c}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -235,91 +248,6 @@ func reslice(buf any, n int) any {
 // EmptyCache returns cached, unused memory of every device to its
 // allocator (the Go heap on the CPU, the driver on the GPU).
 func EmptyCache() { cpuPool.emptyCache(); gpuEmptyCache() }
-
-// CPUBudgetEnv is the environment variable that caps the bytes CPU
-// tensors may hold, read once and parsed as TESSERA_GPU_BUDGET is
-// (device.ParseBytes: "12GiB", "8e9"). Unset or 0, the budget is the
-// machine's physical memory (MemTotal, or a cgroup's or GOMEMLIMIT's
-// lower limit).
-const CPUBudgetEnv = "TESSERA_CPU_BUDGET"
-
-// defaultCPUBudget is the budget where physical memory cannot be read.
-const defaultCPUBudget = 8 << 30
-
-// cpuMem accounts the CPU memory of tensors: reserved counts the bytes
-// of every buffer the pool made and still holds or has handed out.
-var cpuMem struct {
-	reserved atomic.Int64
-	budget   atomic.Int64 // set by a test; 0 means the environment's
-}
-
-// readCPUBudget returns the budget of the environment, read once.
-var readCPUBudget = sync.OnceValues(func() (int64, error) {
-	meminfo, _ := os.ReadFile("/proc/meminfo")
-	return cpuBudgetFrom(os.Getenv(CPUBudgetEnv), meminfo, cgroupLimit(), debug.SetMemoryLimit(-1))
-})
-
-// CPUBudget returns the bytes CPU tensors may hold (TESSERA_CPU_BUDGET
-// or physical memory), or the error of a malformed TESSERA_CPU_BUDGET.
-func CPUBudget() (int64, error) {
-	if b := cpuMem.budget.Load(); b > 0 {
-		return b, nil
-	}
-	return readCPUBudget()
-}
-
-// cpuBudgetFrom computes the budget from TESSERA_CPU_BUDGET's value env,
-// the text of /proc/meminfo, a cgroup memory limit and Go's soft memory
-// limit (0 or math.MaxInt64 when there is none).
-func cpuBudgetFrom(env string, meminfo []byte, cgroup, goLimit int64) (int64, error) {
-	if env = strings.TrimSpace(env); env != "" {
-		n, err := device.ParseBytes(env)
-		if err != nil {
-			return 0, fmt.Errorf("tessera: %s=%q: %w", CPUBudgetEnv, env, err)
-		}
-		if n > 0 {
-			return n, nil
-		}
-	}
-	b := int64(defaultCPUBudget)
-	if total := memTotal(meminfo); total > 0 {
-		b = total
-	}
-	for _, l := range []int64{cgroup, goLimit} {
-		if l > 0 && l < b {
-			b = l
-		}
-	}
-	return b, nil
-}
-
-// memTotal returns MemTotal of /proc/meminfo in bytes, or 0.
-func memTotal(meminfo []byte) int64 {
-	for line := range strings.SplitSeq(string(meminfo), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			f := strings.Fields(rest)
-			if len(f) == 2 && f[1] == "kB" {
-				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil && kb > 0 && kb < math.MaxInt64>>10 {
-					return kb << 10
-				}
-			}
-		}
-	}
-	return 0
-}
-
-// cgroupLimit returns the memory limit of this process's cgroup (v2 or
-// v1), or 0 when there is none.
-func cgroupLimit() int64 {
-	for _, f := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
-		if b, err := os.ReadFile(f); err == nil {
-			if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 {
-				return n
-			}
-		}
-	}
-	return 0
-}
 
 // cpuReserve accounts a new buffer of n elements of dt against the CPU
 // budget. When it does not fit, it collects dropped tensors (their
@@ -420,7 +348,7 @@ func checkFits(op string, dt DType, n int, dev Device, ts ...*Tensor) {
 }
 
 // An OOMError reports a request for memory that cannot be met: beyond
-// the CPU budget (TESSERA_CPU_BUDGET, or physical memory), or beyond the
+// the CPU budget (CPUBudgetInfo says what set it), or beyond the
 // largest buffer a GPU can make. It wraps ErrOutOfMemory, as the GPU
 // allocator's *device.OOMError does.
 type OOMError struct {
@@ -431,9 +359,15 @@ type OOMError struct {
 }
 
 func cpuOOM(n, elemSize int, budget int64) *OOMError {
+	source := "a test's SetCPUBudget"
+	if cpuMem.budget.Load() <= 0 {
+		if info, err := CPUBudgetInfo(); err == nil {
+			source = info.Source
+		}
+	}
 	return &OOMError{Device: CPU, Requested: requestText(n, elemSize), Limit: budget, Reason: fmt.Sprintf(
-		"%s are held by CPU tensors of a %s budget; free tensors sooner, or raise the budget with %s (e.g. %s=32GiB) if the machine has more memory",
-		device.FormatBytes(cpuMem.reserved.Load()), device.FormatBytes(budget), CPUBudgetEnv, CPUBudgetEnv)}
+		"%s are held by CPU tensors of a %s budget set by %s; free tensors sooner, or raise the budget with %s (e.g. %s=32GiB) if the process may use more memory",
+		device.FormatBytes(cpuMem.reserved.Load()), device.FormatBytes(budget), source, CPUBudgetEnv, CPUBudgetEnv)}
 }
 
 // requestText renders n elements of elemSize bytes for a message.

@@ -10,7 +10,8 @@ import (
 	"github.com/tessera-ml/tessera/tensor"
 )
 
-// devices prints the adapter list, the default device and the budget. It
+// devices prints the adapter list, the default device and the GPU and
+// CPU budgets, with the limit that set the CPU one. It
 // takes no flags or arguments.
 func devices(args []string, stdout io.Writer) error {
 	if err := parseFlags(flag.NewFlagSet("devices", flag.ContinueOnError), args, stdout); err != nil {
@@ -37,6 +38,11 @@ func devices(args []string, stdout io.Writer) error {
 		budget = device.DefaultBudget
 	}
 	fmt.Fprintf(stdout, "GPU memory budget: %s (set TESSERA_GPU_BUDGET to change it; WebGPU cannot report free memory)\n", device.FormatBytes(budget))
+	cpu, err := tensor.CPUBudgetInfo()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "CPU memory budget: %v (set %s to change it)\n", cpu, tensor.CPUBudgetEnv)
 	dev, notice, err := tensor.DefaultDevice()
 	if err != nil {
 		return err
