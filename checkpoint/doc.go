@@ -45,6 +45,27 @@
 // tile the data exactly, as the specification requires. A fuzz test
 // (FuzzDecode) holds this.
 //
+// Damage: Save records a CRC-32C checksum of each tensor's bytes and of
+// the header's content in the metadata (MetaChecksum; other safetensors
+// readers see one more metadata string), and Load verifies it, so that a
+// flipped bit or a lost block is an ErrChecksum error naming the tensor
+// and its bytes, or the header, never wrong values; a file cut short is
+// an ErrTruncated error that says how long it should be ("truncated:
+// want 1234 bytes, have 1000"). Files without the checksum (PyTorch's,
+// or Tessera's from before it) load as before. Tests flip every bit and
+// cut at every length of a saved file.
+//
+// Crashes: because Save replaces a file atomically, a process killed in
+// the middle of a save (SIGKILL, a crash, a full disk, a file-size
+// limit) leaves the previous checkpoint whole at the path, and at most
+// a temporary file beside it, ".name.tmpNNN", which is never read and
+// which the next Save of that path removes. Tests kill a child process
+// at every stage of a save, and fill the disk under it. So the file at
+// a checkpoint's path is always the last complete save; there is no
+// fallback to an older file, which would silently repeat steps: a
+// damaged file (bit rot, a bad copy) is an error, as torch.load's is,
+// and resuming from an older checkpoint is the user's explicit choice.
+//
 // Why not github.com/nlpodyssey/safetensors: its validation is sound
 // (contiguous offsets, overflow-checked sizes, no trailing bytes; it did
 // not panic in a million fuzzed inputs), but it reads a file only from a

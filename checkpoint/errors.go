@@ -12,6 +12,13 @@ var (
 	// ErrFormat: the bytes are not a well-formed safetensors file
 	// (truncated, corrupt, or written against another format).
 	ErrFormat = errors.New("malformed safetensors file")
+	// ErrTruncated: the file is shorter than its header says (a copy or
+	// a write cut short). It wraps ErrFormat.
+	ErrTruncated = fmt.Errorf("%w: truncated", ErrFormat)
+	// ErrChecksum: the file's tensors or header do not match the
+	// checksum Save recorded (see MetaChecksum), so the file is damaged.
+	// It wraps ErrFormat.
+	ErrChecksum = fmt.Errorf("%w: checksum mismatch", ErrFormat)
 	// ErrMismatch: a checkpoint's tensors do not match the destination
 	// (see LoadInto and MismatchError).
 	ErrMismatch = errors.New("checkpoint does not match")
@@ -40,6 +47,12 @@ func (e *FileError) Unwrap() error { return e.Err }
 // caller fills in Op and Path.
 func formatErr(format string, args ...any) *FileError {
 	return &FileError{Detail: fmt.Sprintf(format, args...), Err: ErrFormat}
+}
+
+// truncErr returns an ErrTruncated error for a file of have bytes that
+// needs want, with a formatted detail on what runs past its end.
+func truncErr(want, have int64, format string, args ...any) *FileError {
+	return &FileError{Detail: fmt.Sprintf("truncated: want %d bytes, have %d (%s)", want, have, fmt.Sprintf(format, args...)), Err: ErrTruncated}
 }
 
 // fileErr fills in e's Op and Path when e is a *FileError still without

@@ -64,19 +64,17 @@ func parseHeader(h []byte, dataLen int64) (*header, error) {
 	if rest := h[p.dec.InputOffset():]; len(bytes.TrimRight(rest, " \t\r\n")) > 0 {
 		return nil, formatErr("the header has %d bytes after its JSON object", len(rest))
 	}
-	return hd, hd.check(dataLen)
+	return hd, hd.check(len(h), dataLen)
 }
 
-// check validates sizes and offsets and sorts the entries by offset.
-func (hd *header) check(dataLen int64) error {
+// check validates sizes and offsets and sorts the entries by offset;
+// hsize is the length of the header.
+func (hd *header) check(hsize int, dataLen int64) error {
+	var last *entry // the entry that ends last
 	for i := range hd.entries {
 		e := &hd.entries[i]
 		if e.end < e.begin {
 			return formatErr("tensor %q: data_offsets [%d, %d] end before they begin", e.name, e.begin, e.end)
-		}
-		if e.end > dataLen {
-			return formatErr("tensor %q: data_offsets [%d, %d] run past the %d bytes of data (truncated file or wrong offsets)",
-				e.name, e.begin, e.end, dataLen)
 		}
 		n, ok := 1, true
 		for _, d := range e.shape {
@@ -92,6 +90,14 @@ func (hd *header) check(dataLen int64) error {
 				e.name, e.shape, e.dtype.name, lo, e.begin, e.end, e.end-e.begin)
 		}
 		e.numel = n
+		if last == nil || e.end > last.end {
+			last = e
+		}
+	}
+	if last != nil && last.end > dataLen {
+		base := 8 + int64(hsize)
+		return truncErr(base+last.end, base+dataLen, "tensor %q: data_offsets [%d, %d] run past the %d bytes of data",
+			last.name, last.begin, last.end, dataLen)
 	}
 	slices.SortFunc(hd.entries, func(a, b entry) int {
 		if a.begin != b.begin {

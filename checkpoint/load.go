@@ -3,9 +3,12 @@ package checkpoint
 import (
 	"encoding/binary"
 	"fmt"
+	"hash"
+	"hash/crc32"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/tessera-ml/tessera/tensor"
@@ -67,11 +70,16 @@ func In(c *tensor.Context) Option { return func(o *options) { o.ctx = c } }
 // hold I64, loaded as Int32 (Tessera's integer type) when every value
 // fits, and F16 or BF16, converted exactly to Float32.
 //
+// A file with a checksum (MetaChecksum, which Save writes) must match
+// it, and File.Meta leaves it out; a file without one loads unchecked.
+//
 // The errors are *FileErrors naming the file, the tensor and the
-// problem: ErrFormat for a file that is not well-formed safetensors
-// (truncated; a header length past the end of the file; invalid JSON;
-// an unknown dtype; a shape whose size disagrees with its data_offsets;
-// overlapping, out-of-range or gapped offsets; trailing bytes; a name
+// problem: ErrTruncated for a file shorter than its header says;
+// ErrChecksum for tensors or a header that do not match the checksum (a
+// damaged file); ErrFormat for a file that is not well-formed
+// safetensors otherwise (a header length past the end of the file;
+// invalid JSON; an unknown dtype; a shape whose size disagrees with its
+// data_offsets; overlapping or gapped offsets; trailing bytes; a name
 // given twice; a negative or overflowing dimension; a BOOL byte other
 // than 0 or 1); tensor.ErrDType for a dtype Tessera does not read (U8,
 // I8, I16, U16, U32, U64, F8), an I64 value outside int32, or an F64
@@ -106,7 +114,7 @@ func decode(r io.ReaderAt, size int64, opts []Option) (*File, error) {
 		return nil, &FileError{Detail: err.Error(), Err: tensor.ErrDevice}
 	}
 	if size < 8 {
-		return nil, formatErr("the file is %d bytes long, too short for the 8-byte header length (truncated file)", size)
+		return nil, truncErr(8, size, "too short for the 8-byte header length")
 	}
 	var lenBuf [8]byte
 	if _, err := io.ReadFull(io.NewSectionReader(r, 0, 8), lenBuf[:]); err != nil {
@@ -114,7 +122,10 @@ func decode(r io.ReaderAt, size int64, opts []Option) (*File, error) {
 	}
 	n := binary.LittleEndian.Uint64(lenBuf[:])
 	if n > uint64(size-8) {
-		return nil, formatErr("the header length %d runs past the end of the %d-byte file (truncated file, or not safetensors)", n, size)
+		if n <= maxHeader {
+			return nil, truncErr(8+int64(n), size, "the header length %d runs past the end of the %d-byte file", n, size)
+		}
+		return nil, formatErr("the header length %d runs past the end of the %d-byte file (not a safetensors file?)", n, size)
 	}
 	if n > maxHeader {
 		return nil, formatErr("the header length %d exceeds the limit of %d bytes", n, maxHeader)
@@ -124,6 +135,10 @@ func decode(r io.ReaderAt, size int64, opts []Option) (*File, error) {
 		return nil, err
 	}
 	hd, err := parseHeader(h, size-8-int64(n))
+	if err != nil {
+		return nil, err
+	}
+	sums, err := hd.verify()
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +152,8 @@ func decode(r io.ReaderAt, size int64, opts []Option) (*File, error) {
 		}
 	}
 	for _, e := range hd.entries {
-		t, err := readTensor(io.NewSectionReader(r, 8+int64(n)+e.begin, e.end-e.begin), e, o)
+		at := 8 + int64(n) + e.begin
+		t, err := readTensor(io.NewSectionReader(r, at, e.end-e.begin), e, o, sums[e.name], at)
 		if err != nil {
 			f.Release()
 			return nil, err
@@ -145,6 +161,36 @@ func decode(r io.ReaderAt, size int64, opts []Option) (*File, error) {
 		f.Tensors[e.name] = t
 	}
 	return f, nil
+}
+
+// verify checks the header's checksum (MetaChecksum), if it has one,
+// and removes it from the metadata. It returns each tensor's checksum
+// by name, or nil for a file without one (written by another program,
+// or by Tessera before it wrote checksums).
+func (hd *header) verify() (map[string]*uint32, error) {
+	v, ok := hd.meta[MetaChecksum]
+	if !ok {
+		return nil, nil
+	}
+	delete(hd.meta, MetaChecksum)
+	c, err := parseChecksum(v, len(hd.entries))
+	if err != nil {
+		return nil, err
+	}
+	ts := make([]summed, len(hd.entries))
+	for i, e := range hd.entries {
+		ts[i] = summed{DType: e.dtype.name, Name: e.name, Shape: e.shape}
+	}
+	slices.SortFunc(ts, func(a, b summed) int { return strings.Compare(a.Name, b.Name) })
+	sums := make(map[string]*uint32, len(ts))
+	for i := range ts {
+		ts[i].Sum = c.tensors[i]
+		sums[ts[i].Name] = &c.tensors[i]
+	}
+	if got := headerSum(hd.meta, ts); got != c.header {
+		return nil, checksumErr("the header's tensor names, dtypes, shapes and metadata", got, c.header)
+	}
+	return sums, nil
 }
 
 // loadable reports why e cannot load onto dev, if it cannot.
@@ -160,9 +206,25 @@ func loadable(e entry, dev tensor.Device) error {
 	return nil
 }
 
-// readTensor reads e's data from r and makes its tensor.
-func readTensor(r io.Reader, e entry, o options) (*tensor.Tensor, error) {
+// readTensor reads e's data from r, which starts at byte at of the
+// file, and makes its tensor. When want is not nil, the data must have
+// that CRC-32C; a mismatch is reported before what the damage did to an
+// element (a BOOL byte other than 0 or 1).
+func readTensor(r io.Reader, e entry, o options, want *uint32, at int64) (*tensor.Tensor, error) {
+	var h hash.Hash32
+	if want != nil {
+		h = crc32.New(castagnoli)
+		r = io.TeeReader(r, h)
+	}
 	data, err := readData(r, e)
+	if h != nil {
+		if err != nil {
+			io.Copy(io.Discard, r) // the rest of the tensor, into h
+		}
+		if got := h.Sum32(); got != *want {
+			return nil, checksumErr(fmt.Sprintf("the bytes of tensor %q (bytes %d to %d of the file)", e.name, at, at+e.end-e.begin), got, *want)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

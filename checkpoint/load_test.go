@@ -41,9 +41,9 @@ var malformed = []struct {
 	file []byte
 	says string
 }{
-	{"empty file", nil, "0 bytes long, too short for the 8-byte header length"},
-	{"7 bytes", []byte{1, 0, 0, 0, 0, 0, 0}, "7 bytes long"},
-	{"header length past the end", raw(f32x2)[:30], "header length 54 runs past the end of the 30-byte file"},
+	{"empty file", nil, "truncated: want 8 bytes, have 0 (too short for the 8-byte header length)"},
+	{"7 bytes", []byte{1, 0, 0, 0, 0, 0, 0}, "truncated: want 8 bytes, have 7"},
+	{"header length past the end", raw(f32x2)[:30], "truncated: want 62 bytes, have 30 (the header length 54 runs past the end of the 30-byte file)"},
 	{"huge header length", append(le(uint64(math.MaxUint64)), "{}"...), "header length 18446744073709551615 runs past the end"},
 	{"empty header", raw(""), "invalid JSON in the header: it ends early"},
 	{"invalid JSON", raw(`{"a":{"dtype":"F32",`), `invalid JSON in tensor "a": it ends early`},
@@ -69,8 +69,8 @@ var malformed = []struct {
 	{"three offsets", raw(`{"a":{"dtype":"F32","shape":[],"data_offsets":[0,4,8]}}`), "data_offsets has 3 numbers, not 2"},
 	{"offsets backwards", raw(`{"a":{"dtype":"F32","shape":[],"data_offsets":[4,0]}}`, le(float32(1))...), "data_offsets [4, 0] end before they begin"},
 	{"size mismatch", raw(`{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}`, le(float32(1), float32(2))...), `tensor "a": shape [3] of F32 needs 12 bytes but data_offsets [0, 8] hold 8`},
-	{"truncated data", raw(f32x2, le(float32(1))...), `tensor "a": data_offsets [0, 8] run past the 4 bytes of data`},
-	{"offset out of range", raw(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[996,1000]}}`, le(float32(1))...), "run past the 4 bytes of data"},
+	{"truncated data", raw(f32x2, le(float32(1))...), `truncated: want 70 bytes, have 66 (tensor "a": data_offsets [0, 8] run past the 4 bytes of data)`},
+	{"offset out of range", raw(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[996,1000]}}`, le(float32(1))...), "truncated: want 1067 bytes, have 71 ("},
 	{"trailing data", raw(f32x2, le(float32(1), float32(2), float32(3))...), "4 bytes of trailing data after the last tensor"},
 	{"only trailing data", raw(`{}`, 0), "1 bytes of trailing data after the last tensor (the tensors end at 0 of 1)"},
 	{"overlap", raw(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, le(float32(1), float32(2))...),

@@ -1,11 +1,15 @@
 package checkpoint
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -26,22 +30,31 @@ var testWriter func(io.Writer) io.Writer
 // whatever its strides, in its own dtype (Float32 as F32, Float64 as F64,
 // Int32 as I32, Bool as BOOL); GPU tensors are read back first. meta
 // (nil for none) becomes the header's "__metadata__" map; SetMeta stores
-// structured values in it. The same tensors and meta always give the
-// same bytes.
+// structured values in it. Save adds a checksum of the tensors and the
+// metadata under MetaChecksum, which Load verifies. The same tensors and
+// meta always give the same bytes.
 //
 // The errors are *FileErrors: tensor.ErrArgument for an empty, non-UTF-8
-// or reserved name, a nil tensor or non-UTF-8 metadata; the *tensor.Error
-// of a released tensor or a failed GPU read; or the file system's error.
+// or reserved name, a nil tensor, non-UTF-8 metadata or a MetaChecksum
+// key in meta; the *tensor.Error of a released tensor or a failed GPU
+// read; or the file system's error (a full disk: "no space left on
+// device", or "file too large" past a file-size limit).
 func Save(path string, tensors map[string]*tensor.Tensor, meta map[string]string) error {
-	items, hdr, err := plan(tensors, meta)
+	l, err := plan(tensors, meta)
 	if err != nil {
 		return fileErr("Save", path, err)
 	}
 	err = atomicfile.Write(path, func(w io.Writer) error {
+		ww := w
 		if testWriter != nil {
-			w = testWriter(w)
+			ww = testWriter(w)
 		}
-		return encode(w, items, hdr)
+		sum, err := encode(ww, l)
+		if err != nil {
+			return err
+		}
+		_, err = w.(io.WriterAt).WriteAt(sum, l.sumAt)
+		return err
 	})
 	return fileErr("Save", path, err)
 }
@@ -54,84 +67,105 @@ type item struct {
 	begin  int64
 }
 
+// A layout is a file as Save writes it: the tensors in data order, and
+// the header with the checksum's digits zero, to be written at sumAt.
+type layout struct {
+	items  []item
+	meta   map[string]string // the caller's, without the checksum
+	header []byte
+	sumAt  int64 // the file offset of MetaChecksum's value
+}
+
 // plan checks Save's arguments, orders the tensors as the reference
 // implementation does (larger elements first, so that every tensor is
 // aligned to its element size, then by name) and returns them with the
 // header that describes them, padded with spaces to a multiple of 8
 // bytes.
-func plan(tensors map[string]*tensor.Tensor, meta map[string]string) ([]item, []byte, error) {
-	items := make([]item, 0, len(tensors))
+func plan(tensors map[string]*tensor.Tensor, meta map[string]string) (*layout, error) {
+	l := &layout{items: make([]item, 0, len(tensors)), meta: meta}
 	for name, t := range tensors {
 		switch {
 		case name == "" || name == metaKey || !utf8.ValidString(name):
-			return nil, nil, argErr("invalid tensor name %q (empty, not UTF-8, or %q)", name, metaKey)
+			return nil, argErr("invalid tensor name %q (empty, not UTF-8, or %q)", name, metaKey)
 		case t == nil:
-			return nil, nil, argErr("tensor %q is nil", name)
+			return nil, argErr("tensor %q is nil", name)
 		}
 		fd, ok := storedAs(t.DType())
 		if !ok {
-			return nil, nil, argErr("tensor %q has dtype %v, which safetensors cannot hold", name, t.DType())
+			return nil, argErr("tensor %q has dtype %v, which safetensors cannot hold", name, t.DType())
 		}
-		items = append(items, item{name: name, t: t, stored: fd})
+		l.items = append(l.items, item{name: name, t: t, stored: fd})
 	}
 	for k, v := range meta {
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
-			return nil, nil, argErr("metadata key %q or its value is not valid UTF-8", k)
+			return nil, argErr("metadata key %q or its value is not valid UTF-8", k)
+		}
+		if k == MetaChecksum {
+			return nil, argErr("metadata key %q is the checksum Save writes itself", k)
 		}
 	}
-	slices.SortFunc(items, func(a, b item) int {
+	slices.SortFunc(l.items, func(a, b item) int {
 		if a.stored.size != b.stored.size {
 			return b.stored.size - a.stored.size
 		}
 		return strings.Compare(a.name, b.name)
 	})
-	var b []byte
-	b = append(b, '{')
-	if len(meta) > 0 {
-		m, _ := json.Marshal(meta) // strings only: cannot fail; keys sorted
-		b = fmt.Appendf(b, "%q:%s", metaKey, m)
+	full := maps.Clone(meta)
+	if full == nil {
+		full = map[string]string{}
 	}
+	full[MetaChecksum] = checksum{tensors: make([]uint32, len(tensors))}.String()
+	m, _ := json.Marshal(full) // strings only: cannot fail; keys sorted
+	b := fmt.Appendf(nil, "{%q:%s", metaKey, m)
+	// A key is quoted only there: quotes inside values are escaped.
+	l.sumAt = 8 + int64(bytes.Index(b, []byte(strconv.Quote(MetaChecksum)+":"))+len(MetaChecksum)+4)
 	var off int64
-	for i := range items {
-		it := &items[i]
+	for i := range l.items {
+		it := &l.items[i]
 		it.begin = off
 		off += int64(it.t.Numel() * it.stored.size)
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
 		name, _ := json.Marshal(it.name)
 		shape := it.t.Shape()
 		if shape == nil {
 			shape = []int{}
 		}
 		dims, _ := json.Marshal(shape)
-		b = fmt.Appendf(b, `%s:{"dtype":%q,"shape":%s,"data_offsets":[%d,%d]}`, name, it.stored.name, dims, it.begin, off)
+		b = fmt.Appendf(b, `,%s:{"dtype":%q,"shape":%s,"data_offsets":[%d,%d]}`, name, it.stored.name, dims, it.begin, off)
 	}
 	b = append(b, '}')
 	for len(b)%8 != 0 {
 		b = append(b, ' ')
 	}
-	return items, b, nil
+	l.header = b
+	return l, nil
 }
 
-// encode writes the header length, the header and each tensor's data.
-func encode(w io.Writer, items []item, hdr []byte) error {
-	if _, err := w.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(hdr)))); err != nil {
-		return err
+// encode writes the header length, the header and each tensor's data,
+// and returns the checksum to write at l.sumAt.
+func encode(w io.Writer, l *layout) ([]byte, error) {
+	if _, err := w.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(l.header)))); err != nil {
+		return nil, err
 	}
-	if _, err := w.Write(hdr); err != nil {
-		return err
+	if _, err := w.Write(l.header); err != nil {
+		return nil, err
 	}
-	for _, it := range items {
+	sums := make([]summed, len(l.items))
+	for i, it := range l.items {
+		h := crc32.New(castagnoli)
 		var err error
-		if cerr := tensor.Catch(func() { err = writeTensor(w, it.t) }); cerr != nil {
-			return &FileError{Detail: fmt.Sprintf("tensor %q: %v", it.name, cerr), Err: cerr}
+		if cerr := tensor.Catch(func() { err = writeTensor(io.MultiWriter(w, h), it.t) }); cerr != nil {
+			return nil, &FileError{Detail: fmt.Sprintf("tensor %q: %v", it.name, cerr), Err: cerr}
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
+		sums[i] = summed{Sum: h.Sum32(), DType: it.stored.name, Name: it.name, Shape: it.t.Shape()}
 	}
-	return nil
+	c := checksum{header: headerSum(l.meta, sums)} // sorts sums by name
+	for _, s := range sums {
+		c.tensors = append(c.tensors, s.Sum)
+	}
+	return []byte(c.String()), nil
 }
 
 // writeTensor writes t's elements, row-major and little-endian, reading a

@@ -125,9 +125,13 @@ func TestSaveLayout(t *testing.T) {
 	if err := json.Unmarshal(ab[8:8+n], &hdr); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := hdr[metaKey]; ok {
-		t.Error("nil metadata wrote a __metadata__ entry")
+	var meta struct {
+		Meta map[string]string `json:"__metadata__"`
 	}
+	if err := json.Unmarshal(ab[8:8+n], &meta); err != nil || len(meta.Meta) != 1 || !strings.HasPrefix(meta.Meta[MetaChecksum], "crc32c:") {
+		t.Errorf("nil metadata wrote the metadata %v (%v), want only %s", meta.Meta, err, MetaChecksum)
+	}
+	delete(hdr, metaKey)
 	if o := hdr["f64"].Offsets; o[0] != 0 {
 		t.Errorf("the F64 tensor starts at %d, want 0 (larger elements first)", o[0])
 	}
@@ -213,10 +217,11 @@ func TestSaveFailureKeepsOldCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := sample(tensor.CPU)
-	_, hdr, err := plan(next, nil)
+	l, err := plan(next, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	hdr := l.header
 	var full bytes.Buffer
 	if err := encodeTo(&full, next, nil); err != nil {
 		t.Fatal(err)
@@ -250,11 +255,17 @@ func TestSaveFailureKeepsOldCheckpoint(t *testing.T) {
 	}
 }
 
-// encodeTo writes tensors and meta as Save would, to w.
-func encodeTo(w io.Writer, tensors map[string]*tensor.Tensor, meta map[string]string) error {
-	items, hdr, err := plan(tensors, meta)
+// encodeTo writes tensors and meta to b as Save writes them to a file.
+func encodeTo(b *bytes.Buffer, tensors map[string]*tensor.Tensor, meta map[string]string) error {
+	l, err := plan(tensors, meta)
 	if err != nil {
 		return err
 	}
-	return encode(w, items, hdr)
+	start := b.Len()
+	sum, err := encode(b, l)
+	if err != nil {
+		return err
+	}
+	copy(b.Bytes()[start+int(l.sumAt):], sum)
+	return nil
 }
