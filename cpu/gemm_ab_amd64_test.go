@@ -33,7 +33,7 @@ func abGemm(b *testing.B, threads, m, n, k int, ak, bk string, variants []gemmVa
 	a, bm, c := gemmMat(r, m, k, ak, false), gemmMat(r, k, n, bk, false), gemmMat(r, m, n, gRow, false)
 	flops := 2 * float64(m) * float64(n) * float64(k)
 	reps := max(1, int(2e8/flops))
-	iters := int(flops * float64(reps) / (12 * 16 * 2) / float64(threads))
+	iters := int(flops * float64(reps) / fmaFlopsZ / float64(threads))
 	times := make([][]float64, len(variants))
 	shares := make([][]float64, len(variants))
 	if threads == 1 {

@@ -32,7 +32,7 @@ func envInts(name string, def int) []int {
 // peak is half), alternately, and reports run's rate and its share of the
 // peak from the fastest of the b.N runs of each.
 func againstPeak(b *testing.B, threads int, flops, peakFlops float64, run func()) {
-	iters := int(peakFlops / (12 * 16 * 2) / float64(threads))
+	iters := int(peakFlops / fmaFlopsZ / float64(threads))
 	best, bestPeak := time.Hour, time.Hour
 	for b.Loop() {
 		t0 := time.Now()

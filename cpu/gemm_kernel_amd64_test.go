@@ -27,7 +27,7 @@ func BenchmarkKernelZProbe(b *testing.B) {
 				}
 				const reps = 20
 				flops := float64(reps*panels) * 6 * 64 * float64(kc) * 2
-				iters := int(flops / (12 * 16 * 2))
+				iters := int(flops / fmaFlopsZ)
 				best, bestPeak := time.Hour, time.Hour
 				for b.Loop() {
 					t0 := time.Now()

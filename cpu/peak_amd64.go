@@ -4,12 +4,14 @@ package cpu
 
 import xcpu "golang.org/x/sys/cpu"
 
-// fmaLoopY runs n iterations of twelve independent 256-bit float32 FMAs.
+// fmaLoopY runs n iterations of fmaChainsY independent 256-bit float32
+// FMAs.
 //
 //go:noescape
 func fmaLoopY(n int)
 
-// fmaLoopZ runs n iterations of twelve independent 512-bit float32 FMAs.
+// fmaLoopZ runs n iterations of fmaChainsZ independent 512-bit float32
+// FMAs.
 //
 //go:noescape
 func fmaLoopZ(n int)
@@ -27,17 +29,17 @@ func FMABits() int {
 	return 0
 }
 
-// fmaLoop runs n ≥ 1 iterations of twelve independent FMAs of FMABits'
-// width and returns the float32 flops done (the assembly loops test n
-// after an iteration: n = 0 would run 2⁶⁴ of them).
+// fmaLoop runs n ≥ 1 iterations of the FMA loop of FMABits' width and
+// returns the float32 flops done (the assembly loops test n after an
+// iteration: n = 0 would run 2⁶⁴ of them).
 func fmaLoop(n int) float64 {
 	switch FMABits() {
 	case 512:
 		fmaLoopZ(n)
-		return float64(n) * 12 * 16 * 2
+		return float64(n) * fmaFlopsZ
 	case 256:
 		fmaLoopY(n)
-		return float64(n) * 12 * 8 * 2
+		return float64(n) * fmaFlopsY
 	}
 	return goFMALoop(n)
 }
