@@ -331,13 +331,31 @@ func (l *plan) make(ctx *tensor.Context, epoch, position int, idx []int) (b *Bat
 }
 
 // build gathers field f of the examples idx and makes them a tensor of
-// shape with opts.
+// shape with opts. A batch beyond the CPU budget panics with the
+// out-of-memory *tensor.Error before its host slice is made (make
+// catches the panic and reports it as the batch's failure).
 func build[T tensor.Element](ds Dataset, f int, shape, idx []int, opts []tensor.Option) *tensor.Tensor {
 	n := 1
 	for _, d := range shape {
 		n *= d
 	}
+	// The host slice, and the tensor made from it.
+	if err := tensor.CheckHostMemory("data.Loader", n, 2*elemSize[T]()); err != nil {
+		panic(err)
+	}
 	dst := make([]T, n)
 	ds.Gather(f, idx, dst)
 	return tensor.From(dst, shape, opts...)
+}
+
+// elemSize returns the bytes of one T.
+func elemSize[T tensor.Element]() int {
+	var zero T
+	switch any(zero).(type) {
+	case float64:
+		return 8
+	case bool:
+		return 1
+	}
+	return 4
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -224,5 +225,34 @@ func TestLoaderDefaultContext(t *testing.T) {
 	b.Release()
 	if !released(b.Tensors[0]) || !released(b.Tensors[1]) {
 		t.Fatal("Batch.Release left memory")
+	}
+}
+
+// hugeFields is a dataset whose examples are each 32 GiB of float32:
+// any batch of it is beyond the CPU budget of any machine running CI.
+type hugeFields struct{ gathered atomic.Bool }
+
+func (h *hugeFields) Len() int { return 4 }
+func (h *hugeFields) Fields() []Field {
+	return []Field{{DType: tensor.Float32, Shape: []int{1 << 33}}}
+}
+func (h *hugeFields) Gather(int, []int, any) { h.gathered.Store(true) }
+
+// A batch beyond the CPU budget is the typed out-of-memory error from
+// Next, before its host slice is made (never Go's fatal out-of-memory),
+// and the loader can be closed afterwards.
+func TestLoaderBatchBeyondTheBudget(t *testing.T) {
+	ds := &hugeFields{}
+	l, err := NewLoader(ds, Config{BatchSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	err = tensor.Catch(func() { l.Next() })
+	if !errors.Is(err, tensor.ErrOutOfMemory) || !strings.Contains(err.Error(), "data.Loader") {
+		t.Fatalf("Next of a 64 GiB batch: %v, want an out-of-memory *tensor.Error naming data.Loader", err)
+	}
+	if ds.gathered.Load() {
+		t.Error("the loader gathered into a slice beyond the budget")
 	}
 }
