@@ -1,0 +1,12 @@
+// Package fmaref is a hand-written reference for cpu.FMAPeak, for the
+// bench's tests: FMA chains in C (fmaref.c), compiled by the C compiler
+// from intrinsics and run on POSIX threads outside the Go runtime, so
+// that a Go loop or scheduler that falls short of the FMA units' limit
+// shows as a gap between the two rates measured in the same run. The C
+// loop needs cgo on amd64; elsewhere Run returns ErrUnavailable.
+package fmaref
+
+import "errors"
+
+// ErrUnavailable is Run's error in a build without cgo or off amd64.
+var ErrUnavailable = errors.New("fmaref: the C reference loop needs cgo on amd64")

@@ -1,0 +1,8 @@
+//go:build !amd64 || !cgo
+
+package fmaref
+
+// Run returns ErrUnavailable: this build has no C reference loop.
+func Run(bits, threads int, iters int64) (flops, seconds float64, err error) {
+	return 0, 0, ErrUnavailable
+}
