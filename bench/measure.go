@@ -85,12 +85,18 @@ func dispatches(gpu *device.GPU) int64 {
 
 // time runs steps, waiting for the device after each, until minTime has
 // passed and at least minIters steps ran; it returns the seconds and steps.
+// The case's Warm steps come first, untimed.
 func (tc *tesseraCase) time(minTime time.Duration, minIters int) (sec float64, iters int, err error) {
 	// Start from a collected heap, as testing.B does before a benchmark:
 	// the garbage of the case measured before (hundreds of MiB for a
 	// convolution) is otherwise collected inside this measurement.
 	runtime.GC()
 	err = protect(func() error {
+		for warm := time.Now(); time.Since(warm) < tc.c.Warm; {
+			if err := tc.warm(); err != nil {
+				return err
+			}
+		}
 		start := time.Now()
 		for {
 			tc.c.Step()

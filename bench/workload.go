@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tessera-ml/tessera/tensor"
 )
@@ -44,9 +45,14 @@ type Size struct {
 // A Case is a workload set up at one size on one device. Step does one
 // step of work without waiting for the device; the runner waits after
 // each step inside the timed loop. Release frees what Setup allocated.
+// Warm, when set, is how long the runner steps, untimed, before each
+// measurement: for a workload that measures a limit of the processor
+// (fma_peak), whose cores may have idled and clocked down in the pause
+// before it.
 type Case struct {
 	Step    func()
 	Release func()
+	Warm    time.Duration
 }
 
 // A Workload is one entry of the benchmark registry. Peers names the
