@@ -27,7 +27,8 @@ type GPU struct {
 	opts  Options
 	dev   *wgpu.Device
 	queue *wgpu.Queue
-	lost  *lostState // atomics, set from callbacks
+	lost  *lostState   // atomics, set from callbacks
+	pace  gcpace.Pacer // atomics: collections for buffers dropped without Free
 
 	// mu guards everything below, and the mutable fields of this GPU's
 	// Buffers (freed, failed) and blocks (raw, lastUse, state, bgKeys).
@@ -40,7 +41,6 @@ type GPU struct {
 	binds   bindGroupCache // bind groups by layout and ranges
 	staging stagingPool    // readback staging buffers
 	alloc   *allocator     // the caching allocator, over driverBuffers
-	pace    gcpace.Pacer   // collections for buffers dropped without Free
 }
 
 // lostState records that the device was lost.

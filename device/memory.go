@@ -65,15 +65,12 @@ func (g *GPU) SetReclaim(f func()) {
 // out grow by half since the last collection, it runs one, so that
 // runtime cleanups free what is unreachable.
 func (g *GPU) Alloc(size int64) (*Buffer, error) {
-	b, err := g.allocBuffer(size)
-	if err == nil && g.pace.Alloc(b.blk.size) {
-		g.pace.Collect()
-	}
-	return b, err
-}
-
-// allocBuffer is Alloc without the pacing.
-func (g *GPU) allocBuffer(size int64) (*Buffer, error) {
+	collect := false
+	defer func() { // after the deferred unlock below
+		if collect {
+			g.pace.Collect()
+		}
+	}()
 	if size < 0 {
 		return nil, fmt.Errorf("tessera: Alloc: negative size %d", size)
 	}
@@ -112,6 +109,7 @@ func (g *GPU) allocBuffer(size int64) (*Buffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tessera: Alloc(%d): %w", size, err)
 	}
+	collect = g.pace.Alloc(blk.size)
 	return &Buffer{gpu: g, blk: blk, size: size}, nil
 }
 
