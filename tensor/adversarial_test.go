@@ -73,6 +73,19 @@ func adversarialFuncs() []A.Case {
 		A.C("Available", g(func() { _ = tensor.Available(tensor.GPU(-1)); _ = tensor.Available(tensor.Device{Kind: 7}) })),
 		A.C("Bernoulli", A.Each(func(x *T) { tensor.Bernoulli(x) })),
 		A.C("CPUBudget", g(func() { _, _ = tensor.CPUBudget() })),
+		A.C("CPUBudgetInfo", g(func() { _, _ = tensor.CPUBudgetInfo() })),
+		A.C("BudgetInfo.String", g(func() {
+			_ = tensor.BudgetInfo{}.String()
+			_ = tensor.BudgetInfo{Bytes: -1, Limit: math.MaxInt64, Used: -1, Headroom: 1, GoMemoryLimit: -1}.String()
+		})),
+		A.C("CPUMemory", g(func() { _ = tensor.CPUMemory() })),
+		A.C("CheckHostMemory", func(try A.Try) {
+			for _, n := range A.Ints {
+				for _, size := range A.Ints {
+					try("ints", func() { _ = tensor.CheckHostMemory("op", n, size) })
+				}
+			}
+		}),
 		A.C("Cat", catLike(tensor.Cat)),
 		A.C("Catch", g(func() { _ = tensor.Catch(nil) })),
 		A.C("DefaultContext", g(func() { tensor.DefaultContext().NoGrad(nil) })),
