@@ -1,0 +1,8 @@
+//go:build mips64 || mips64le
+
+#include "textflag.h"
+
+// func getg() uintptr
+TEXT ·getg(SB), NOSPLIT, $0-8
+	MOVV g, ret+0(FP)
+	RET

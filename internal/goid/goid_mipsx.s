@@ -1,0 +1,8 @@
+//go:build mips || mipsle
+
+#include "textflag.h"
+
+// func getg() uintptr
+TEXT ·getg(SB), NOSPLIT, $0-4
+	MOVW g, ret+0(FP)
+	RET
