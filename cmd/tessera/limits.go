@@ -24,8 +24,10 @@ type limits struct {
 }
 
 // limitsOf returns the limits of dev: the allocator's budget and the
-// storage binding limit of a GPU, the physical memory of the machine for
-// the CPU (unknown outside Linux).
+// storage binding limit of a GPU, the CPU budget for the CPU (the
+// tightest of physical memory, a cgroup's limit, ulimit -v and -d:
+// tensor.CPUBudgetInfo), or the machine's physical memory when that
+// cannot be read.
 func limitsOf(dev tensor.Device) limits {
 	if dev.Kind == tensor.KindGPU {
 		if g, err := tensor.GPUDevice(dev); err == nil {
@@ -37,7 +39,10 @@ func limitsOf(dev tensor.Device) limits {
 		}
 	}
 	l := limits{memory: math.Inf(1), binding: math.Inf(1)}
-	if n := memTotal(); n > 0 {
+	if info, err := tensor.CPUBudgetInfo(); err == nil && info.Bytes > 0 {
+		l.memory = float64(info.Bytes)
+		l.memoryName = fmt.Sprintf("the CPU budget of %s, set by %s (raise it with %s)", device.FormatBytes(info.Bytes), info.Source, tensor.CPUBudgetEnv)
+	} else if n := memTotal(); n > 0 {
 		l.memory = float64(n)
 		l.memoryName = fmt.Sprintf("the machine's %s of memory", device.FormatBytes(n))
 	}

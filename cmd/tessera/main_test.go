@@ -84,7 +84,7 @@ func TestBadArguments(t *testing.T) {
 		{[]string{"train", "-hidden", "-1"}, " train: -hidden must be at least 1, got -1"},
 		{[]string{"train", "-hidden", "0"}, " train: -hidden must be at least 1, got 0"},
 		{[]string{"train", "-hidden", "9223372036854775807"}, " train: -hidden must be between 1 and "},
-		{[]string{"train", "-hidden", "1099511627776"}, "of memory allows with -batch 128), got 1099511627776"},
+		{[]string{"train", "-hidden", "1099511627776"}, "TESSERA_CPU_BUDGET) allows with -batch 128), got 1099511627776"},
 		{[]string{"train", "-lr", "0"}, " train: -lr must be a positive finite number, got 0"},
 		{[]string{"train", "-lr", "-0.1"}, " train: -lr must be a positive finite number, got -0.1"},
 		{[]string{"train", "-lr", "NaN"}, " train: -lr must be a positive finite number, got NaN"},
