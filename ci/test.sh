@@ -65,7 +65,16 @@ if [ -n "$big" ]; then
 fi
 
 echo "== go test"
-go test -count=1 -timeout 25m ./...
+# The log is kept and searched: a "fatal error" (the Go runtime's
+# unrecoverable out-of-memory, a concurrent map write) fails CI even in
+# a child process whose parent test passed.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+go test -count=1 -timeout 25m ./... 2>&1 | tee "$log"
+if grep -n "^fatal error" "$log"; then
+	echo "a test log holds a Go runtime fatal error"
+	exit 1
+fi
 
 echo "== goroutines under the race detector (independent loops, concurrent release)"
 go test -race -count=1 -timeout 10m -run 'Concurrent|Context' ./tensor/
