@@ -45,11 +45,28 @@ import (
 // serves; its methods are safe to call from others (Adopt from a
 // producer, tensors of a shared model tracked from an inference loop),
 // but two goroutines opening and closing Scopes in one context see each
-// other's tensors, as with the default context.
+// other's tensors.
+//
+// The default context checks that it serves one goroutine at a time.
+// While a goroutine is inside a Scope, NoGrad or EnableGrad of it,
+// another goroutine panics with an *Error wrapping ErrContext, before
+// anything changes, when it opens one there, makes a tensor there while
+// that Scope is open (the Scope would release it), or records a graph
+// there, or asks GradEnabled, while that NoGrad is on (its own recording
+// would silently stop). A goroutine started inside such a Scope, a t.Run
+// subtest included, is another goroutine. Any goroutine may use the
+// default context while no goroutine is inside it, and Adopt into it at
+// any time.
 type Context struct {
 	mu     sync.Mutex
 	frames []*scopeFrame // open Scopes, innermost last
 	noGrad atomic.Int32  // depth of NoGrad; grad mode is on at 0
+
+	// The default context's holder (context_owner.go): the goroutine
+	// inside a Scope, NoGrad or EnableGrad of it (0: none), and how many
+	// it has open, which only the holder reads and writes.
+	owner atomic.Uintptr
+	held  int
 }
 
 // defaultContext serves code that names no context.
@@ -103,24 +120,34 @@ func (c *Context) check(op string, nilFunc bool) {
 }
 
 // GradEnabled reports whether ops on tensors of c record their graph.
+// For the default context it panics with ErrContext when another
+// goroutine's NoGrad is on there (see Context).
 func (c *Context) GradEnabled() bool {
 	c.check("GradEnabled", false)
-	return c.noGrad.Load() == 0
+	return c.gradOn("GradEnabled")
 }
 
 // NoGrad runs f with graph recording off for tensors of c, as
-// torch.no_grad. Other contexts keep their grad mode.
+// torch.no_grad. Other contexts keep their grad mode. For the default
+// context it panics with ErrContext when another goroutine is inside a
+// Scope, NoGrad or EnableGrad of it (see Context).
 func (c *Context) NoGrad(f func()) {
 	c.check("NoGrad", f == nil)
+	c.enter("NoGrad")
+	defer c.leave()
 	c.noGrad.Add(1)
 	defer c.noGrad.Add(-1)
 	f()
 }
 
 // EnableGrad runs f with graph recording on for tensors of c even inside
-// NoGrad, as torch.enable_grad.
+// NoGrad, as torch.enable_grad. For the default context it panics with
+// ErrContext when another goroutine is inside a Scope, NoGrad or
+// EnableGrad of it (see Context).
 func (c *Context) EnableGrad(f func()) {
 	c.check("EnableGrad", f == nil)
+	c.enter("EnableGrad")
+	defer c.leave()
 	d := c.noGrad.Swap(0)
 	defer c.noGrad.Add(d)
 	f()
@@ -148,7 +175,7 @@ func (c *Context) Adopt(t *Tensor) *Tensor {
 	t.storage("Adopt")
 	t.ctx = c
 	if !t.kept.Load() {
-		c.track(t)
+		c.join(t, true)
 	}
 	return t
 }

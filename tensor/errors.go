@@ -20,6 +20,7 @@ var (
 	ErrReleased = errors.New("use of a released tensor")
 	ErrAutograd = errors.New("autograd error")
 	ErrInPlace  = errors.New("invalid in-place operation")
+	ErrContext  = errors.New("the default context is in use by another goroutine") // see Context
 
 	// ErrOutOfMemory is the one out-of-memory error of every device: a
 	// CPU request beyond TESSERA_CPU_BUDGET (an *OOMError) and a GPU

@@ -80,7 +80,10 @@ func TestGPUFailedBatchKeepsOtherWork(t *testing.T) {
 	t.Cleanup(func() { g.InjectFaultForTesting(nil) })
 	const n = 33
 	host := randFloats(41, n)
-	// other runs f on another goroutine and waits for it.
+	// other runs f on another goroutine and waits for it; that goroutine
+	// computes in a Context of its own, as any goroutine beside a loop on
+	// the default context must.
+	oc := tensor.NewContext()
 	other := func(f func()) {
 		done := make(chan error)
 		go func() { done <- tensor.Catch(f) }()
@@ -94,19 +97,20 @@ func TestGPUFailedBatchKeepsOtherWork(t *testing.T) {
 		tensor.Scope(func() {
 			param := tensor.New(host).To(dev)
 			x := tensor.New(host).To(dev)
+			xo := tensor.From(host, []int{n}, tensor.On(dev), tensor.In(oc))
 			grad := tensor.Full([]int{n}, 0.5, tensor.On(dev))
 			if err := tensor.Sync(dev); err != nil {
 				t.Fatal(err)
 			}
 			g.SetBatchCap(1 << 20)
 			replays, subs := g.ReplayCount(), g.SubmitCount()
-			other(func() { before = x.MulScalar(3).AddScalar(1) })
+			other(func() { before = xo.MulScalar(3).AddScalar(1) })
 			param.AddInPlace(grad, -0.1)
 			g.InjectFaultForTesting(func(k device.Kernel) bool { return k.Label == "Exp" })
 			bad := x.Exp()
 			g.InjectFaultForTesting(nil)
 			tainted := bad.AddScalar(1)
-			other(func() { after = x.Neg().MulScalar(2) })
+			other(func() { after = xo.Neg().MulScalar(2) })
 			later := x.Square()
 			if g.SubmitCount() != subs {
 				t.Fatalf("the batch was submitted before the read")

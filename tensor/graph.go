@@ -128,7 +128,7 @@ func (n *Node) Freed() bool { return n == nil || n.freed.Load() }
 // requires grad, records how it was computed. It returns out.
 func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 	c := settle(out, inputs, attrs.Index)
-	if !c.GradEnabled() || !opTable[op].differentiable() {
+	if !opTable[op].differentiable() {
 		return out
 	}
 	needs := false
@@ -138,7 +138,10 @@ func record(out *Tensor, op Op, attrs Attrs, inputs ...*Tensor) *Tensor {
 			break
 		}
 	}
-	if !needs {
+	// The grad mode last: only a graph that would be recorded asks it, so
+	// that another goroutine's NoGrad of the default context fails only
+	// ops whose recording it would stop (gradOn).
+	if !needs || !c.gradOn(op.String()) {
 		return out
 	}
 	info := opTable[op]
@@ -212,8 +215,8 @@ func (a *Attrs) zero() bool {
 // shapeIfRecorded returns a copy of x's shape for the Attrs of a view
 // out of x alone when record will record it, else nil: a view made
 // under NoGrad (a derivative rule's) need not copy what nothing reads.
-func shapeIfRecorded(out, x *Tensor) []int {
-	if !x.requiresGrad || !out.Context().GradEnabled() {
+func shapeIfRecorded(op Op, out, x *Tensor) []int {
+	if !x.requiresGrad || !out.Context().gradOn(op.String()) {
 		return nil
 	}
 	return slices.Clone(x.shape)

@@ -18,7 +18,7 @@ import (
 func (t *Tensor) checkInPlace(op string, operands ...*Tensor) (src *Tensor, ys []*Tensor, done func()) {
 	t.nonNil(op, 1, operands...)
 	t.storage(op)
-	if t.requiresGrad && t.Context().GradEnabled() {
+	if t.requiresGrad && t.Context().gradOn(op) {
 		fail(op, ErrInPlace, "a tensor that requires grad cannot be modified in place while grad mode is on; "+
 			"wrap the update in tensor.NoGrad or use the out-of-place op", t)
 	}

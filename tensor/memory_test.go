@@ -293,13 +293,15 @@ func TestScopeReleasesOnPanic(t *testing.T) {
 	}
 }
 
-// Scopes are process-wide; one closed by another goroutine out of order
-// must not corrupt the stack.
+// The Scopes of a Context shared by two goroutines (the default context
+// refuses that: context_default_held_test.go) form one stack; one closed
+// by another goroutine out of order must not corrupt it.
 func TestScopeClosedOutOfOrder(t *testing.T) {
+	c := tensor.NewContext()
 	aOpen, bOpen, aDone, bDone := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(aDone)
-		tensor.Scope(func() {
+		c.Scope(func() {
 			close(aOpen)
 			<-bOpen // close A while B is still open
 		})
@@ -308,15 +310,15 @@ func TestScopeClosedOutOfOrder(t *testing.T) {
 	var b *tensor.Tensor
 	go func() {
 		defer close(bDone)
-		tensor.Scope(func() {
+		c.Scope(func() {
 			close(bOpen)
 			<-aDone
-			b = tensor.Ones([]int{2})
+			b = tensor.Ones([]int{2}, tensor.In(c))
 		})
 	}()
 	<-bDone
-	if tensor.ScopeDepth() != 0 {
-		t.Fatalf("%d scopes still active", tensor.ScopeDepth())
+	if c.ScopeDepth() != 0 {
+		t.Fatalf("%d scopes still active", c.ScopeDepth())
 	}
 	if !released(t, b) {
 		t.Error("the scope that closed last did not release its tensor")

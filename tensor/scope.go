@@ -11,11 +11,22 @@ import (
 // releases only the tensors that still name it.
 type scopeFrame struct{ created []*Tensor }
 
-// track adds t to the innermost Scope open in c, if any.
-func (c *Context) track(t *Tensor) {
+// track adds t, just made in c, to the innermost Scope open in c, if
+// any. For the default context it panics with ErrContext when another
+// goroutine opened that Scope (see context_owner.go); t then joins none.
+func (c *Context) track(t *Tensor) { c.join(t, false) }
+
+// join adds t to the innermost Scope open in c, if any; handOver (Adopt)
+// lets any goroutine place a tensor there.
+func (c *Context) join(t *Tensor, handOver bool) {
 	c.mu.Lock()
 	var f *scopeFrame
 	if n := len(c.frames); n > 0 {
+		if !handOver && c.trackedByOther(t) {
+			c.mu.Unlock()
+			t.guard()
+			failTracked(t)
+		}
 		f = c.frames[n-1]
 		if t.frame.Load() != f {
 			f.created = append(f.created, t)
@@ -70,6 +81,8 @@ func (c *Context) ScopeResult(f func() *Tensor) *Tensor {
 // they move to the enclosing Scope of c (or to none).
 func (c *Context) ScopeKeep(f func() []*Tensor) []*Tensor {
 	c.check("Scope", f == nil)
+	c.enter("Scope")
+	defer c.leave()
 	frame := &scopeFrame{created: getCreated()}
 	c.mu.Lock()
 	c.frames = append(c.frames, frame)

@@ -40,7 +40,7 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 func (t *Tensor) viewAs(shape, strides []int) *Tensor {
 	t.storage("View")
 	out := viewOf(t, shape, strides, t.offset)
-	return record(out, OpReshape, Attrs{Shape: shapeIfRecorded(out, t)}, t)
+	return record(out, OpReshape, Attrs{Shape: shapeIfRecorded(OpReshape, out, t)}, t)
 }
 
 // inferShape resolves a -1 in shape and checks the element count. It
@@ -230,7 +230,7 @@ func (t *Tensor) Permute(dims ...int) *Tensor {
 	t.storage("Permute")
 	out := viewOf(t, shape, strides, t.offset)
 	var recorded []int
-	if t.requiresGrad && out.Context().GradEnabled() {
+	if t.requiresGrad && out.Context().gradOn("Permute") {
 		recorded = slices.Clone(perm)
 	}
 	return record(out, OpPermute, Attrs{Dims: recorded}, t)
@@ -286,7 +286,7 @@ func (t *Tensor) Slice(dim, start, end, step int) *Tensor {
 	}
 	t.storage("Slice")
 	out := viewOf(t, shape, strides, t.offset+start*t.strides[dim])
-	return record(out, OpSlice, Attrs{Dim: dim, Start: start, End: end, Step: step, Shape: shapeIfRecorded(out, t)}, t)
+	return record(out, OpSlice, Attrs{Dim: dim, Start: start, End: end, Step: step, Shape: shapeIfRecorded(OpSlice, out, t)}, t)
 }
 
 // sizedDim normalises dim d for an op that indexes into a dimension,
