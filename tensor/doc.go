@@ -77,8 +77,12 @@
 // second training loop, an inference server under NoGrad, a producer of
 // batches) makes one with NewContext and creates its inputs in it; then
 // no other goroutine's Scope releases its tensors and no other
-// goroutine's NoGrad stops its recording. A batch handed from one loop
-// to another moves with Adopt. Reading a tensor from several goroutines
+// goroutine's NoGrad stops its recording. Two goroutines that both use
+// the default context are told so: while one is inside a Scope or NoGrad
+// of it, the other's Scope or NoGrad there, the tensors it makes there
+// under that Scope and the graphs it records there under that NoGrad
+// panic with ErrContext. A batch handed from one loop to another moves
+// with Adopt. Reading a tensor from several goroutines
 // is safe; an op that meets a tensor another goroutine released panics
 // with ErrReleased, and the memory of a tensor released while an op
 // reads it stays valid until the op returns. Writing a tensor in place
@@ -89,7 +93,8 @@
 // argument, a released tensor) panics with an *Error that names the op
 // and the shapes, dtypes and devices of its operands, and wraps one of
 // ErrShape, ErrDType, ErrDevice, ErrIndex, ErrArgument, ErrReleased,
-// ErrAutograd or ErrInPlace. Catch turns such a panic into an error.
+// ErrAutograd, ErrInPlace or ErrContext. Catch turns such a panic into
+// an error.
 // Functions that only ask the environment (DefaultDevice, Available)
 // return errors; an op that meets an environment failure (GPU memory
 // exhausted after collecting garbage and retrying, a lost device) panics
