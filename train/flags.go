@@ -16,17 +16,20 @@ import (
 
 // Flags are the flags every program shares.
 type Flags struct {
-	Device     string        // cpu, gpu, gpu:N or default (TESSERA_DEVICE, then auto)
-	Steps      int           // training steps (0 when --epochs sets them)
-	Epochs     int           // training epochs (0 when --steps sets them)
-	Batch      int           // examples per step
-	LR         float64       // learning rate
-	Seed       uint64        // seed of every random choice
-	EvalEvery  int           // steps between evaluations; 0 only at the end
-	Checkpoint string        // file to save at the end and on Ctrl-C
-	Resume     string        // checkpoint to continue from
-	Plot       string        // PNG file for the training curves
-	MaxTime    time.Duration // stop training after this long (0: no limit)
+	Device     string  // cpu, gpu, gpu:N or default (TESSERA_DEVICE, then auto)
+	Steps      int     // training steps (0 when --epochs sets them)
+	Epochs     int     // training epochs (0 when --steps sets them)
+	Batch      int     // examples per step
+	LR         float64 // learning rate
+	Seed       uint64  // seed of every random choice
+	EvalEvery  int     // steps between evaluations; 0 only at the end
+	Checkpoint string  // file to save at the end and on Ctrl-C
+	// CheckpointEvery saves the checkpoint every this many steps too
+	// (0: only at the end and on Ctrl-C).
+	CheckpointEvery int
+	Resume          string        // checkpoint to continue from
+	Plot            string        // PNG file for the training curves
+	MaxTime         time.Duration // stop training after this long (0: no limit)
 }
 
 // A UsageError is a mistake in the command line: the command prints it
@@ -52,6 +55,7 @@ func parse(p *Program, args []string, help io.Writer) (Flags, Builder, error) {
 	fs.Uint64Var(&f.Seed, "seed", 1, "random seed: the same seed gives the same losses on the same device")
 	fs.IntVar(&f.EvalEvery, "eval-every", d.EvalEvery, "steps between evaluations (0: only at the end)")
 	fs.StringVar(&f.Checkpoint, "checkpoint", "", "save a checkpoint to this file at the end and on Ctrl-C")
+	fs.IntVar(&f.CheckpointEvery, "checkpoint-every", 0, "also save the -checkpoint every this many steps, replacing it atomically (0: only at the end)")
 	fs.StringVar(&f.Resume, "resume", "", "continue from this checkpoint (same program and flags)")
 	fs.StringVar(&f.Plot, "plot", "", "draw the training and validation curves into this PNG file")
 	fs.DurationVar(&f.MaxTime, "max-time", 0, "stop training after this long, such as 10m (0: no limit); the end is as after the last step")
@@ -104,6 +108,10 @@ func (f Flags) check(set map[string]bool) error {
 		return usagef("-max-time must not be negative, got %v", f.MaxTime)
 	case f.EvalEvery < 0:
 		return usagef("-eval-every must be 0 or more, got %d", f.EvalEvery)
+	case f.CheckpointEvery < 0:
+		return usagef("-checkpoint-every must be 0 or more, got %d", f.CheckpointEvery)
+	case f.CheckpointEvery > 0 && f.Checkpoint == "":
+		return usagef("-checkpoint-every needs -checkpoint, the file to save")
 	case f.Plot != "" && !strings.EqualFold(filepath.Ext(f.Plot), ".png"):
 		return usagef("-plot %q must name a .png file", f.Plot)
 	}

@@ -39,7 +39,7 @@ type Result struct {
 	StepsPerSec float64   // training steps per second, evaluation left out
 	PeakMemory  int64     // bytes: the GPU's peak allocation, or the process's peak resident set
 	Interrupted bool      // stopped by Ctrl-C or the context
-	Saved       string    // the checkpoint written, if any
+	Saved       string    // the checkpoint last written, if any
 }
 
 // Main runs program p with the command-line args (after its name). Bad
@@ -111,19 +111,17 @@ func Main(p *Program, args []string, o Options) (*Result, error) {
 		if path == "" {
 			path = p.Name + "-interrupted.safetensors"
 		}
-		if err := save(path, p.Name, res.Steps, task.State(), hist); err != nil {
+		if err := l.save(path, res.Steps); err != nil {
 			return res, err
 		}
-		res.Saved = path
 		fmt.Fprintf(out, "\ninterrupted at step %d: checkpoint saved to %s (continue with -resume %s)\n", res.Steps, path, path)
 		return res, nil
 	}
 	l.summary()
 	if f.Checkpoint != "" {
-		if err := save(f.Checkpoint, p.Name, res.Steps, task.State(), hist); err != nil {
+		if err := l.save(f.Checkpoint, res.Steps); err != nil {
 			return res, err
 		}
-		res.Saved = f.Checkpoint
 		fmt.Fprintf(out, "checkpoint saved to %s\n", f.Checkpoint)
 	}
 	if f.Plot != "" {
@@ -189,6 +187,12 @@ func (l *loop) run(ctx context.Context, start, total int, after func(int, float6
 		if (l.f.EvalEvery > 0 && (step+1)%l.f.EvalEvery == 0) || step == total-1 {
 			l.evaluate(step)
 		}
+		if n := l.f.CheckpointEvery; n > 0 && (step+1)%n == 0 && step+1 < total { // the last is saved by Main
+			if err := l.save(l.f.Checkpoint, step+1); err != nil {
+				fmt.Fprintln(l.out)
+				return err
+			}
+		}
 		bar.Describe(fmt.Sprintf("%s (%s %.4g)", l.p.Name, l.hist.Curve, v))
 		bar.Add(1)
 		if after != nil {
@@ -202,6 +206,32 @@ func (l *loop) run(ctx context.Context, start, total int, after func(int, float6
 	if n := l.res.Steps - start; n > 0 {
 		l.res.StepsPerSec = float64(n) / busy.Seconds()
 	}
+	return nil
+}
+
+// A SaveError reports a checkpoint that could not be saved (a full
+// disk, a file-size limit, a folder gone). The file at Path is as it
+// was, the last checkpoint saved there if any (checkpoint.Save replaces
+// it atomically), and saving read the task's state without changing it.
+type SaveError struct {
+	Path string
+	Step int   // the steps the checkpoint was to hold
+	Err  error // a *checkpoint.FileError, or SetMeta's error
+}
+
+func (e *SaveError) Error() string {
+	return fmt.Sprintf("cannot save the checkpoint after step %d, the file is left as it was: %v", e.Step, e.Err)
+}
+
+func (e *SaveError) Unwrap() error { return e.Err }
+
+// save writes a checkpoint of the run after steps steps to path, or
+// returns a *SaveError.
+func (l *loop) save(path string, steps int) error {
+	if err := save(path, l.p.Name, steps, l.task.State(), l.hist); err != nil {
+		return &SaveError{Path: path, Step: steps, Err: err}
+	}
+	l.res.Saved = path
 	return nil
 }
 

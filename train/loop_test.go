@@ -7,10 +7,12 @@ import (
 	"flag"
 	"math"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/data"
@@ -153,6 +155,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-lr", "NaN"}, "-lr must be a positive finite number"},
 		{[]string{"-lr", "+Inf"}, "-lr must be a positive finite number"},
 		{[]string{"-eval-every", "-1"}, "-eval-every must be 0 or more"},
+		{[]string{"-checkpoint-every", "-1"}, "-checkpoint-every must be 0 or more"},
+		{[]string{"-checkpoint-every", "5"}, "-checkpoint-every needs -checkpoint"},
 		{[]string{"-max-time", "-1s"}, "-max-time must not be negative"},
 		{[]string{"-device", "tpu"}, `-device "tpu": want cpu, gpu, gpu:N or default`},
 		{[]string{"-plot", filepath.Join(dir, "curves.svg")}, "must name a .png file"},
@@ -238,10 +242,18 @@ func TestResumeIsBitwiseIdentical(t *testing.T) {
 func TestCtrlC(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "int.safetensors")
 	var out bytes.Buffer
+	// The signal arrives asynchronously: wait until the runtime has passed
+	// it on (to this channel and to the loop's), and let the loop's
+	// goroutine cancel, so that 50 quick steps do not end first.
+	seen := make(chan os.Signal, 1)
+	signal.Notify(seen, syscall.SIGINT)
+	defer signal.Stop(seen)
 	res, err := Main(toy(false), []string{"-device", "cpu", "-steps", "50", "-checkpoint", path}, Options{Stdout: &out, Signals: true,
 		AfterStep: func(step int, _ float64) {
 			if step == 2 {
 				syscall.Kill(os.Getpid(), syscall.SIGINT)
+				<-seen
+				time.Sleep(50 * time.Millisecond)
 			}
 		}})
 	if err != nil {

@@ -29,15 +29,26 @@ func (s *State) generators() map[string]*tensor.Generator {
 }
 
 // save writes a checkpoint of s after step steps into path, atomically.
+// It reads s and changes nothing in it, whether it fails or not.
 func save(path, program string, steps int, s *State, hist *History) error {
+	tensors, meta, err := contents(program, steps, s, hist)
+	if err != nil {
+		return err
+	}
+	return checkpoint.Save(path, tensors, meta)
+}
+
+// contents returns the tensors and the metadata of a checkpoint of s
+// after step steps.
+func contents(program string, steps int, s *State, hist *History) (map[string]*tensor.Tensor, map[string]string, error) {
 	tensors := map[string]*tensor.Tensor{}
 	meta := map[string]string{}
 	set := func(key string, v any) error { return checkpoint.SetMeta(meta, key, v) }
 	if err := set(metaProgram, program); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if err := set(checkpoint.MetaStep, steps); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if s.Model != nil {
 		for name, t := range nn.StateDict(s.Model) {
@@ -50,17 +61,17 @@ func save(path, program string, steps int, s *State, hist *History) error {
 			tensors["optimizer."+name] = t
 		}
 		if err := set(checkpoint.MetaOptimizer, st); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	if s.Schedule != nil {
 		if err := set(checkpoint.MetaSchedule, s.Schedule.State()); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	if s.Loader != nil {
 		if err := set(checkpoint.MetaLoader, checkpoint.LoaderState(s.Loader.State())); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	gens := map[string]checkpoint.GeneratorState{}
@@ -69,20 +80,20 @@ func save(path, program string, steps int, s *State, hist *History) error {
 		gens[name] = checkpoint.GeneratorState{Seed: seed, Offset: off}
 	}
 	if err := set(checkpoint.MetaGenerators, gens); err != nil {
-		return err
+		return nil, nil, err
 	}
 	for name, p := range s.Tensors {
 		tensors["extra."+name] = *p
 	}
 	if s.Extra != nil {
 		if err := set(metaExtra, s.Extra); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	if err := set(metaHistory, hist); err != nil {
-		return err
+		return nil, nil, err
 	}
-	return checkpoint.Save(path, tensors, meta)
+	return tensors, meta, nil
 }
 
 // restore loads the checkpoint at path into s and hist and returns the
