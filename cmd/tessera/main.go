@@ -12,7 +12,7 @@
 // Every problem is reported as one line on stderr: a bad command, flag or
 // argument exits with status 2, a failure while running (no device,
 // unreadable data, a tensor error, the GPU out of memory, a diverging
-// loss) with status 1.
+// loss, a checkpoint that cannot be saved or is damaged) with status 1.
 package main
 
 import (
