@@ -146,9 +146,11 @@ func (fw fileWriter) Write(p []byte) (int, error) {
 func tmpName(base string) string { return "." + base + ".tmp" }
 
 // create opens a new file named like ".base.tmp123456" in dir, with
-// perm less the umask, and returns it with a second descriptor of it
-// that holds its lock (nil where the file system cannot lock), so that
-// the lock lasts until the rename even though the file is closed first.
+// perm less the umask, and locks it. It returns the file and a second
+// descriptor of it that holds the lock until it is closed, so that the
+// lock lasts from the creation until after the rename, though the file
+// itself is closed before (held is nil where the file system cannot
+// lock).
 func create(dir, base string, perm fs.FileMode) (f, held *os.File, err error) {
 	for range 1000 {
 		name := filepath.Join(dir, fmt.Sprintf("%s%d", tmpName(base), rand.Uint32()))
@@ -159,24 +161,20 @@ func create(dir, base string, perm fs.FileMode) (f, held *os.File, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		held, err := os.Open(name)
-		if err != nil {
-			f.Close()
-			os.Remove(name)
-			return nil, nil, err
-		}
-		locked, err := lock(held)
+		locked, err := lock(f)
 		switch {
 		case err != nil: // no locks here: write unlocked, and removeStale removes nothing
-			held.Close()
 			return f, nil, nil
-		case locked && same(held, name):
+		case locked && same(f, name):
+			held, err := hold(f)
+			if err != nil {
+				held = nil // the lock ends when f is closed, before the rename
+			}
 			return f, held, nil
 		}
 		// removeStale of another Write took the file before the lock did,
 		// and removes it: try another name.
 		f.Close()
-		held.Close()
 	}
 	return nil, nil, fmt.Errorf("atomicfile: no unused temporary name for %s in %s", base, dir)
 }

@@ -149,3 +149,33 @@ func TestWriteAt(t *testing.T) {
 		t.Errorf("stages %v ending at %d bytes, want %v ending at %d", stages, last, want, len(data))
 	}
 }
+
+// TestLockLastsUntilRename checks that the temporary file stays locked
+// after it is closed, until it is renamed, so that removeStale of a
+// Write elsewhere cannot take a complete file from under the rename.
+func TestLockLastsUntilRename(t *testing.T) {
+	dir := t.TempDir()
+	checked := false
+	Hook = func(s Stage, _ int64) {
+		if s != StageSynced {
+			return
+		}
+		l := leftovers(t, dir)
+		if len(l) != 1 {
+			t.Fatalf("at StageSynced: %v", l)
+		}
+		f, err := os.Open(filepath.Join(dir, l[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if locked, err := lock(f); locked || err != nil {
+			t.Errorf("the closed temporary file could be locked: %v %v", locked, err)
+		}
+		checked = true
+	}
+	defer func() { Hook = nil }()
+	if err := Write(filepath.Join(dir, "f"), writeString("x")); err != nil || !checked {
+		t.Fatalf("Write: %v (checked %v)", err, checked)
+	}
+}

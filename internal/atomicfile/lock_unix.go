@@ -18,3 +18,18 @@ func lock(f *os.File) (bool, error) {
 	}
 	return err == nil, err
 }
+
+// hold returns a second descriptor of f's open file, which keeps f's
+// lock while it is open, after f is closed.
+func hold(f *os.File) (*os.File, error) {
+	syscall.ForkLock.RLock() // no child may inherit fd before it is close-on-exec
+	fd, err := syscall.Dup(int(f.Fd()))
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
+}
