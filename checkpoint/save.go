@@ -117,8 +117,11 @@ func plan(tensors map[string]*tensor.Tensor, meta map[string]string) (*layout, e
 	full[MetaChecksum] = checksum{tensors: make([]uint32, len(tensors))}.String()
 	m, _ := json.Marshal(full) // strings only: cannot fail; keys sorted
 	b := fmt.Appendf(nil, "{%q:%s", metaKey, m)
-	// A key is quoted only there: quotes inside values are escaped.
-	l.sumAt = 8 + int64(bytes.Index(b, []byte(strconv.Quote(MetaChecksum)+":"))+len(MetaChecksum)+4)
+	// The value follows `"tessera.checksum":"`, the only place where the
+	// key stands in quotes before a colon: quotes inside strings are
+	// escaped.
+	key := strconv.Quote(MetaChecksum) + `:"`
+	l.sumAt = 8 + int64(bytes.Index(b, []byte(key))+len(key))
 	var off int64
 	for i := range l.items {
 		it := &l.items[i]

@@ -160,6 +160,8 @@ func TestSaveRefusesBadInput(t *testing.T) {
 		{"nil tensor", map[string]*tensor.Tensor{"w": nil}, nil, tensor.ErrArgument, `tensor "w" is nil`},
 		{"bad UTF-8 metadata", map[string]*tensor.Tensor{"w": x}, map[string]string{"k": "\xfe"}, tensor.ErrArgument, `metadata key "k"`},
 		{"released tensor", map[string]*tensor.Tensor{"w": released}, nil, tensor.ErrReleased, `tensor "w"`},
+		{"checksum in metadata", map[string]*tensor.Tensor{"w": x}, map[string]string{MetaChecksum: "crc32c:0"}, tensor.ErrArgument,
+			`metadata key "tessera.checksum" is the checksum Save writes itself`},
 	} {
 		p := filepath.Join(dir, "x.safetensors")
 		err := Save(p, c.tensors, c.meta)
