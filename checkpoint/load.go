@@ -270,10 +270,16 @@ func readData(r io.Reader, e entry) (any, error) {
 }
 
 // readElems reads e.numel elements from r, a chunk at a time, decoding
-// each with conv.
+// each with conv. A tensor beyond the CPU budget is an out-of-memory
+// error before its host slice is made.
 func readElems[T tensor.Element](r io.Reader, e entry, conv func(b []byte, i int) (T, error)) ([]T, error) {
 	const chunk = 1 << 14 // elements
 	size := e.dtype.size
+	// The host slice (at most 4 bytes an element) and the tensor made
+	// from it (4 bytes an element).
+	if err := tensor.CheckHostMemory("checkpoint.Load", e.numel, 8); err != nil {
+		return nil, &FileError{Detail: fmt.Sprintf("tensor %q: %v", e.name, err), Err: err}
+	}
 	out := make([]T, e.numel)
 	buf := make([]byte, min(e.numel, chunk)*size)
 	for i := 0; i < e.numel; i += chunk {
