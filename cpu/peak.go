@@ -3,6 +3,7 @@ package cpu
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // The FMA loops' independent chains, one accumulator register each (see
@@ -21,38 +22,58 @@ const (
 	goFMAFlops = 12 * 2
 )
 
-// FMAPeak runs n iterations of an FMA loop of the widest kind the CPU has
-// (FMABits) on each of threads goroutines and returns the float32 flops
+// fmaChunk is the iterations an FMAPeak goroutine takes at a time: tens
+// of µs of work, so that the atomic add that hands them out costs under
+// 0.5% and the last chunks leave the goroutines idle as briefly.
+const fmaChunk = 1 << 13
+
+// FMAPeak runs threads·n iterations of an FMA loop of the widest kind the
+// CPU has (FMABits) on threads goroutines and returns the float32 flops
 // done: timed, it is the peak against which the GEMM's rate is judged.
 // Each iteration is 24 independent 512-bit FMAs (15 at 256 bits, 12 in
 // the plain Go loop) with their operands in registers, more chains than
 // any current core needs to keep both FMA pipes busy, so that nothing but
-// the FMA units limits it. Give it at least one goroutine per core and
-// enough iterations for milliseconds of work, or starting the goroutines
-// weighs on the rate. With threads or n below 1 it does nothing and
-// returns 0 (the assembly loops run at least one iteration).
+// the FMA units limits it. The goroutines take the iterations in chunks
+// (fmaChunk), as the GEMM's goroutines take its tiles: on a core that
+// another process shares, a fixed n each would leave the other cores
+// idle at the end and read below what the GEMM gets from the same cores.
+// Give it a goroutine per core and milliseconds of work, or starting the
+// goroutines weighs on the rate. With threads or n below 1 it does
+// nothing and returns 0 (the assembly loops run at least one iteration).
 func FMAPeak(threads, n int) float64 {
 	if threads < 1 || n < 1 {
 		return 0
 	}
-	var wg sync.WaitGroup
-	for range threads - 1 {
-		wg.Go(func() { lockedFMALoop(n) })
+	var (
+		wg    sync.WaitGroup
+		taken atomic.Int64
+		flops = make([]float64, threads)
+	)
+	share := func(t int) {
+		runtime.LockOSThread() // one thread for the goroutine's whole share
+		defer runtime.UnlockOSThread()
+		total, done := int64(threads)*int64(n), 0.0
+		for {
+			start := taken.Add(fmaChunk) - fmaChunk
+			if start >= total {
+				flops[t] = done
+				return
+			}
+			done += fmaLoop(int(min(fmaChunk, total-start)))
+		}
 	}
-	// The calling goroutine runs the last share: it is on a core already,
+	for t := 1; t < threads; t++ {
+		wg.Go(func() { share(t) })
+	}
+	// The calling goroutine takes chunks too: it is on a core already,
 	// where a new goroutine would wait to be picked up.
-	flops := lockedFMALoop(n)
+	share(0)
 	wg.Wait()
-	return float64(threads) * flops
-}
-
-// lockedFMALoop runs fmaLoop(n) locked to the goroutine's OS thread: one
-// thread for the share's whole run (the assembly loops, which have no
-// preemption point, would not be moved either).
-func lockedFMALoop(n int) float64 {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	return fmaLoop(n)
+	var sum float64
+	for _, f := range flops {
+		sum += f
+	}
+	return sum
 }
 
 // goFMALoop is fmaLoop's plain Go version, for CPUs without the assembly
