@@ -10,3 +10,13 @@ import "errors"
 
 // ErrUnavailable is Run's error in a build without cgo or off amd64.
 var ErrUnavailable = errors.New("fmaref: the C reference loop needs cgo on amd64")
+
+// A Result is one run of the reference loop.
+type Result struct {
+	Flops   float64 // float32 flops done
+	Seconds float64 // wall clock, from before the first thread starts to after the last ends
+	// Share is the least, over the threads, of a thread's CPU time over
+	// the wall time it ran: under 1 when something else had its core for
+	// a while, another process or a thread of this one.
+	Share float64
+}

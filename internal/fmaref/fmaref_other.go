@@ -3,6 +3,6 @@
 package fmaref
 
 // Run returns ErrUnavailable: this build has no C reference loop.
-func Run(bits, threads int, iters int64) (flops, seconds float64, err error) {
-	return 0, 0, ErrUnavailable
+func Run(bits, threads int, iters int64) (Result, error) {
+	return Result{}, ErrUnavailable
 }
