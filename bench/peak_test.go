@@ -3,6 +3,9 @@ package bench
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tessera-ml/tessera/tensor"
 )
 
 // TestPeakShares checks that each CPU GEMM result is noted as its median's
@@ -50,5 +53,19 @@ func TestMLPShares(t *testing.T) {
 	if len(notes) != 2 || !strings.Contains(notes[0], "tessera: ") || !strings.Contains(notes[0], "50.0% of its gemm 1024") ||
 		strings.Contains(notes[1], "of its gemm") {
 		t.Fatalf("notes %q", notes)
+	}
+}
+
+// TestTimeWarms checks that a measurement runs its case's Warm steps
+// first and leaves them out of the steps and seconds it returns.
+func TestTimeWarms(t *testing.T) {
+	const warm = 30 * time.Millisecond
+	steps := 0
+	tc := &tesseraCase{dev: tensor.CPU, c: Case{Step: func() { steps++; time.Sleep(time.Millisecond) }, Warm: warm}}
+	start := time.Now()
+	sec, iters, err := tc.time(5*time.Millisecond, 1)
+	untimed := time.Since(start).Seconds() - sec
+	if err != nil || steps <= iters || untimed < warm.Seconds() {
+		t.Fatalf("time = %v s, %d steps, %v, after %d untimed steps in %v s; want %v of them", sec, iters, err, steps-iters, untimed, warm)
 	}
 }
