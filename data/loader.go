@@ -22,6 +22,7 @@ type Config struct {
 	DropLast  bool          // leave out each epoch's last batch when it is short
 	Device    tensor.Device // where batches are made (default the CPU)
 	Prefetch  int           // batches made ahead and queued; 0 means DefaultPrefetch
+	Shard     Shard         // this process's part of each epoch in data-parallel training; the zero Shard is all of it
 
 	// Context is the consumer's context, into which Next adopts each
 	// batch; nil means tensor.DefaultContext().
@@ -97,8 +98,12 @@ func NewLoader(ds Dataset, cfg Config) (*Loader, error) {
 		return nil, argErr(op, tensor.ErrArgument, "batch size %d < 1", cfg.BatchSize)
 	case cfg.Prefetch < 0:
 		return nil, argErr(op, tensor.ErrArgument, "negative Prefetch %d", cfg.Prefetch)
-	case cfg.DropLast && cfg.BatchSize > ds.Len():
-		return nil, argErr(op, tensor.ErrArgument, "batch size %d with DropLast leaves no batch of the dataset's %d examples", cfg.BatchSize, ds.Len())
+	}
+	if err := cfg.Shard.check(op); err != nil {
+		return nil, err
+	}
+	if cfg.DropLast && cfg.BatchSize > cfg.Shard.Len(ds.Len()) {
+		return nil, argErr(op, tensor.ErrArgument, "batch size %d with DropLast leaves no batch of %s", cfg.BatchSize, cfg.Shard.of(ds.Len()))
 	}
 	if err := tensor.Available(cfg.Device); err != nil {
 		return nil, &tensor.Error{Op: "data." + op, Err: tensor.ErrDevice, Detail: err.Error(), Devices: []tensor.Device{cfg.Device}}
@@ -114,7 +119,7 @@ func NewLoader(ds Dataset, cfg Config) (*Loader, error) {
 	if cfg.Context == nil {
 		cfg.Context = tensor.DefaultContext()
 	}
-	l := &Loader{plan: &plan{ds: ds, fields: ds.Fields(), cfg: cfg, n: ds.Len()}}
+	l := &Loader{plan: &plan{ds: ds, fields: ds.Fields(), cfg: cfg, n: cfg.Shard.Len(ds.Len())}}
 	if cfg.DropLast {
 		l.n -= l.n % cfg.BatchSize
 	}
@@ -287,12 +292,14 @@ func (l *plan) produce(p *producer, seed uint64, epoch, position int) {
 	}
 }
 
-// order returns the examples of epoch in the order they are visited.
+// order returns the examples of epoch in the order they are visited:
+// the shard's part of the epoch's order.
 func (l *plan) order(seed uint64, epoch int) []int {
+	order := identity(l.ds.Len())
 	if l.cfg.Shuffle {
-		return Permutation(seed, epoch, l.ds.Len())
+		order = Permutation(seed, epoch, l.ds.Len())
 	}
-	return identity(l.ds.Len())
+	return l.cfg.Shard.Deal(order)
 }
 
 // make builds the batch of examples idx in ctx on the loader's device. A
