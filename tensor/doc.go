@@ -48,10 +48,11 @@
 // memory back before the loop holds much more than it uses. Go's
 // collector alone is blind to GPU memory and a cycle late for pooled
 // buffers. In TestUnscopedLoopMemoryFollowsUse (four 16 MiB tensors
-// updated by 3 GiB of dropped 16 MiB temporaries) the loop without a
-// Scope peaked at 128 MiB of Go heap against 80 MiB with one (1.6×;
-// 1920 MiB, 24×, before pacing), and on lavapipe at 160 MiB of reserved
-// GPU memory against 144 MiB (1.1×; 528 MiB, 3.7×, before).
+// updated by 3 GiB of dropped 16 MiB temporaries), over four runs, the
+// loop without a Scope peaked at 64–128 MiB of Go heap against 80 MiB
+// with one (0.8–1.6×; 1920 MiB, 24×, before pacing), and on lavapipe at
+// 96–160 MiB of reserved GPU memory against 144 MiB (0.7–1.1×; 528 MiB,
+// 3.7×, before).
 //
 // The CPU budget. CPU tensors may hold CPUBudget bytes; a request beyond
 // it is an *OOMError naming the bytes and the limit, never the Go
