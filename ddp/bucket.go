@@ -1,0 +1,264 @@
+package ddp
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// A bucket gathers the gradients of some parameters of one dtype and
+// device into one flat tensor, reduced by one all-reduce.
+type bucket struct {
+	dtype   tensor.DType
+	dev     tensor.Device
+	params  []int // indices into Replica.params, in bucket order
+	numel   int
+	flat    *tensor.Tensor // on dev: the parameters' contributions
+	pending int            // parameters not ready this step
+	host    *tensor.Tensor // what is being reduced: flat on the CPU, a copy of it else
+	work    Work
+}
+
+// clear forgets the bucket's step.
+func (b *bucket) clear() {
+	b.pending = len(b.params)
+	if b.host != nil && b.host != b.flat {
+		b.host.Release()
+	}
+	b.host, b.work = nil, nil
+}
+
+// layout puts the parameters into buckets, the last parameters first
+// (backward produces their gradients first), as PyTorch does: a bucket
+// takes parameters of its dtype and device until the next would take it
+// past Options.BucketBytes.
+func (r *Replica) layout() {
+	type key struct {
+		dt  tensor.DType
+		dev tensor.Device
+	}
+	open := map[key]int{} // the bucket each dtype and device fills now
+	bytes := map[int]int{}
+	for i := len(r.params) - 1; i >= 0; i-- {
+		p := r.params[i]
+		k := key{p.t.DType(), p.t.Device()}
+		n := p.t.Numel()
+		size := n * k.dt.Size()
+		bi, ok := open[k]
+		if !ok || bytes[bi]+size > r.opts.BucketBytes {
+			bi = len(r.buckets)
+			open[k] = bi
+			r.buckets = append(r.buckets, &bucket{dtype: k.dt, dev: k.dev})
+		}
+		b := r.buckets[bi]
+		p.bucket, p.off, p.n = bi, b.numel, n
+		b.params = append(b.params, i)
+		b.numel += n
+		bytes[bi] += size
+	}
+	for _, b := range r.buckets {
+		b.flat = tensor.Zeros([]int{b.numel}, tensor.Of(b.dtype), tensor.On(b.dev), tensor.In(r.ctx)).Keep()
+		for _, pi := range b.params {
+			p := r.params[pi]
+			p.view = b.flat.Narrow(0, p.off, p.n).Reshape(p.t.Shape()...).Keep()
+		}
+		b.pending = len(b.params)
+	}
+}
+
+// hook returns the gradient hook of parameter i: in a synchronised
+// Backward it puts the parameter's gradient so far plus g into its
+// bucket and starts the all-reduces that are due.
+func (r *Replica) hook(i int) func(g *tensor.Tensor) *tensor.Tensor {
+	return func(g *tensor.Tensor) *tensor.Tensor {
+		switch p := r.params[i]; {
+		case r.noSync > 0:
+		case !r.armed:
+			panic(tensor.NewError("ddp.Replica", tensor.ErrAutograd, fmt.Sprintf("a backward pass outside Replica.Backward "+
+				"and NoSync reached parameter %q: its gradient would not be averaged across the ranks; "+
+				"call r.Backward(loss), or wrap the pass in r.NoSync", p.name), p.t))
+		case p.ready:
+			panic(tensor.NewError("ddp.Replica", tensor.ErrAutograd, fmt.Sprintf("parameter %q received a second gradient "+
+				"in one Backward", p.name), p.t))
+		default:
+			p.fired = true
+			x := g
+			if prev := p.t.Grad(); prev != nil {
+				x = prev.Add(g)
+			}
+			p.view.CopyFrom(x)
+			if x != g {
+				x.Release()
+			}
+			r.markReady(i)
+		}
+		return nil
+	}
+}
+
+// contributeSoFar puts parameter i's gradient so far (zeros when it has
+// none) into its bucket: a parameter that takes no part in this step's
+// backward pass.
+func (r *Replica) contributeSoFar(i int) {
+	p := r.params[i]
+	r.ctx.NoGrad(func() {
+		if g := p.t.Grad(); g != nil {
+			p.view.CopyFrom(g)
+		} else {
+			p.view.Zero()
+		}
+	})
+	r.markReady(i)
+}
+
+// markReady records that parameter i's contribution is in its bucket,
+// and starts the all-reduce of every complete bucket whose predecessors
+// have started: every rank starts them in the same order.
+func (r *Replica) markReady(i int) {
+	p := r.params[i]
+	p.ready = true
+	r.buckets[p.bucket].pending--
+	for r.next < len(r.buckets) && r.buckets[r.next].pending == 0 {
+		b := r.buckets[r.next]
+		b.host = b.flat
+		if b.dev != tensor.CPU {
+			b.host = b.flat.To(tensor.CPU) // WebGPU has no device-to-device path
+		}
+		b.work = r.group.AllReduce(b.host, ReduceSum)
+		r.next++
+	}
+}
+
+// markUnreached marks ready, before backward starts, the parameters
+// that loss's graph does not reach (Options.FindUnusedParameters).
+func (r *Replica) markUnreached(loss *tensor.Tensor) {
+	reached := make([]bool, len(r.params))
+	seen := map[*tensor.Node]bool{}
+	stack := []*tensor.Tensor{loss}
+	for len(stack) > 0 {
+		t := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i, ok := r.index[t]; ok {
+			reached[i] = true
+		}
+		n := t.Source()
+		if n == nil || seen[n] {
+			continue
+		}
+		seen[n] = true
+		for _, in := range n.Inputs {
+			if in != nil && in.RequiresGrad() {
+				stack = append(stack, in)
+			}
+		}
+	}
+	for i, ok := range reached {
+		if !ok {
+			r.contributeSoFar(i)
+		}
+	}
+}
+
+// finish completes a synchronised Backward: the parameters that got no
+// gradient contribute what they have, every bucket is reduced, and each
+// parameter's Grad becomes its bucket's sum over the ranks divided by
+// their number.
+func (r *Replica) finish() error {
+	var unused []string
+	for i, p := range r.params {
+		if !p.fired {
+			unused = append(unused, p.name)
+		}
+		if !p.ready {
+			r.contributeSoFar(i)
+		}
+	}
+	var used []float64 // by parameter: how many ranks had a gradient for it
+	if r.opts.FindUnusedParameters {
+		mine := make([]float64, len(r.params))
+		for i, p := range r.params {
+			if p.fired || p.t.Grad() != nil {
+				mine[i] = 1
+			}
+		}
+		t := tensor.From(mine, []int{len(mine)}, tensor.In(r.ctx))
+		defer t.Release()
+		if err := r.group.AllReduce(t, ReduceSum).Wait(); err != nil {
+			return r.waitAll(wrap("Backward", err))
+		}
+		used = t.Float64s()
+	}
+	if err := r.waitAll(nil); err != nil {
+		return err
+	}
+	var err error
+	r.ctx.NoGrad(func() {
+		err = tensor.Catch(func() { r.writeGrads(used) })
+	})
+	if err != nil {
+		return err
+	}
+	if len(unused) > 0 && !r.opts.FindUnusedParameters {
+		return &Error{Op: "Backward", Rank: r.group.Rank(), Param: unused[0], Err: ErrUnusedParameter,
+			Detail: fmt.Sprintf("parameters %s took no part in computing the loss; set Options.FindUnusedParameters "+
+				"if that is meant (their gradient so far, or zeros, went into the mean)", strings.Join(unused, ", "))}
+	}
+	if !r.opts.LocalBuffers {
+		return r.broadcast("Backward", r.buffers)
+	}
+	return nil
+}
+
+// waitAll waits for every bucket's all-reduce, and returns first or
+// else the first error.
+func (r *Replica) waitAll(first error) error {
+	for i, b := range r.buckets {
+		if b.work == nil {
+			continue
+		}
+		if err := b.work.Wait(); err != nil && first == nil {
+			first = wrap("Backward", err)
+			if e, ok := first.(*Error); ok && e.Detail != "" {
+				e.Detail = fmt.Sprintf("bucket %d: %s", i, e.Detail)
+			}
+		}
+	}
+	return first
+}
+
+// writeGrads sets each parameter's Grad to its part of its bucket's sum
+// divided by the number of ranks, skipping the parameters no rank had a
+// gradient for (used[i] == 0) when used is not nil. The division runs on
+// the host, once, so ranks on different devices get the same bits.
+func (r *Replica) writeGrads(used []float64) {
+	world := float64(r.group.Size())
+	for _, b := range r.buckets {
+		mean := b.host.DivScalar(world)
+		src := mean
+		if b.dev != tensor.CPU {
+			src = mean.To(b.dev)
+		}
+		for _, pi := range b.params {
+			p := r.params[pi]
+			if used != nil && used[pi] == 0 {
+				continue
+			}
+			g := src.Narrow(0, p.off, p.n).Reshape(p.t.Shape()...).Clone()
+			tensor.Realize(g)
+			p.t.SetGrad(g)
+		}
+		if src != mean {
+			src.Release()
+		}
+		mean.Release()
+	}
+}
+
+// wrap returns err as an *Error of op: itself when it is one.
+func wrap(op string, err error) error {
+	if _, ok := err.(*Error); ok {
+		return err
+	}
+	return &Error{Op: op, Rank: -1, Err: ErrCollective, Detail: err.Error()}
+}
