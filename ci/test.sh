@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ci/test.sh runs every check CI runs, in order, stopping at the first
 # failure. It installs what the tests need on a fresh Debian machine
-# (Mesa's lavapipe software Vulkan adapter) when it is missing.
+# (Mesa's lavapipe software Vulkan adapter, Open MPI) when it is missing.
 #
 #	ci/test.sh                          # GPU tests skip when no adapter opens
 #	TESSERA_REQUIRE_GPU=1 ci/test.sh    # CI: a missing adapter fails instead
@@ -9,13 +9,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 module=$(go list -m)
 
-echo "== lavapipe (mesa-vulkan-drivers, libvulkan1)"
+echo "== lavapipe (mesa-vulkan-drivers, libvulkan1) and Open MPI (libopenmpi-dev, openmpi-bin)"
+pkgs=""
 if ! ldconfig -p | grep -q 'libvulkan.so.1' || ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
+	pkgs="mesa-vulkan-drivers libvulkan1"
+fi
+if ! command -v mpirun >/dev/null 2>&1 || ! ldconfig -p | grep -q 'libmpi.so.40'; then
+	pkgs="$pkgs libopenmpi-dev openmpi-bin"
+fi
+if [ -n "$pkgs" ]; then
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo="sudo"
 	$sudo apt-get update -q
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q mesa-vulkan-drivers libvulkan1
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q $pkgs
 fi
+# Package distributed's np=2 tests run under mpirun, installed above: a
+# missing one fails them instead of skipping.
+export TESSERA_REQUIRE_MPI=1
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -31,6 +41,10 @@ echo "== builds and runs without cgo (CPU only; asking for a GPU says it was not
 CGO_ENABLED=0 go build ./...
 CGO_ENABLED=0 go vet ./device/ ./tensor/
 CGO_ENABLED=0 TESSERA_REQUIRE_GPU= go test -count=1 -timeout 10m ./device/ ./tensor/
+
+echo "== distributed without cgo (under mpirun, Init says MPI is unavailable and how to get it)"
+CGO_ENABLED=0 go vet ./distributed/
+CGO_ENABLED=0 TESSERA_REQUIRE_GPU= go test -count=1 -timeout 5m ./distributed/
 
 echo "== layering: cpu, device and kernels/wgsl import nothing from $module but internal/layout and internal/gcpace"
 # The leaves share one piece of the module: internal/layout, the layout

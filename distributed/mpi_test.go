@@ -1,0 +1,103 @@
+package distributed
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// childEnv marks a test binary started by mpirun from one of the tests
+// below; its value is the child's part (see TestMPIChild).
+const childEnv = "TESSERA_DISTRIBUTED_CHILD"
+
+// mpirun runs this test binary's TestMPIChild as np ranks under Open
+// MPI's mpirun, with childEnv set to part, and returns the tagged output
+// of every rank and mpirun, its error and how long it took. Without
+// Open MPI's mpirun the test skips, or fails when TESSERA_REQUIRE_MPI=1
+// (as in CI, whose ci/test.sh installs it).
+func mpirun(t *testing.T, part string, np int, limit time.Duration) (string, error, time.Duration) {
+	t.Helper()
+	path, err := exec.LookPath("mpirun")
+	if err == nil {
+		var v []byte
+		v, err = exec.Command(path, "--version").CombinedOutput()
+		if err == nil && !strings.Contains(string(v), "Open MPI") {
+			err = errors.New(path + " is not Open MPI's: " + strings.TrimSpace(string(v)))
+		}
+	}
+	if err != nil {
+		why := "no Open MPI mpirun (apt-get install libopenmpi-dev openmpi-bin): " + err.Error()
+		if os.Getenv("TESSERA_REQUIRE_MPI") == "1" {
+			t.Fatalf("TESSERA_REQUIRE_MPI=1 but %s", why)
+		}
+		t.Skip(why + "; TESSERA_REQUIRE_MPI=1 makes this a failure")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--allow-run-as-root", "--oversubscribe", "--tag-output",
+		"-np", strconv.Itoa(np), "-x", childEnv+"="+part,
+		os.Args[0], "-test.run=^TestMPIChild$", "-test.v", "-test.count=1", "-test.timeout="+limit.String())
+	cmd.Env = append(os.Environ(), childEnv+"="+part)
+	// mpirun passes SIGTERM on to the ranks; a SIGKILL would orphan them.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		err = errors.New("mpirun ran past " + limit.String() + ": " + err.Error())
+	}
+	return string(out), err, time.Since(start)
+}
+
+// TestMPI runs the collectives at np=2 (TestMPIChild, part
+// "collectives"): every op, dtype and device against a float64
+// reference, the mismatched-argument errors, and non-blocking work.
+func TestMPI(t *testing.T) {
+	out, err, took := mpirun(t, "collectives", 2, 60*time.Second)
+	if err != nil || strings.Count(out, "--- PASS: TestMPIChild") != 2 {
+		t.Fatalf("mpirun -np 2 (%v): %v\n%s", took.Round(time.Millisecond), err, out)
+	}
+	t.Logf("np=2 in %v", took.Round(time.Millisecond))
+}
+
+// TestMPIRankEnds ends rank 1 of an np=2 job while rank 0 waits for it
+// in an AllReduce: killed (SIGKILL), exited with status 3, or closed (a
+// rank that stopped early). The job must end as a failure, rank 0
+// included, naming what happened, well within 60 s rather than leave
+// rank 0 waiting for ever. The first two are Open MPI's mpirun's doing:
+// it aborts the job when a rank dies or exits without finalizing; the
+// third is Close's, which meets rank 0's AllReduce and tells both.
+func TestMPIRankEnds(t *testing.T) {
+	if !cgoEnabled {
+		t.Skip("built without cgo: no rank gets as far as a collective")
+	}
+	for _, tt := range []struct {
+		part string
+		says []string // in the job's output
+	}{
+		{"kill", []string{"rank 1 with PID", "signal 9"}},
+		{"exit", []string{"Exit code:    3"}},
+		{"close", []string{"rank 1 closes: distributed: rank 1: Close: ranks disagree: ranks called different collectives here (AllReduce and Close",
+			"rank 0: AllReduce returned distributed: rank 0: AllReduce: ranks disagree"}},
+	} {
+		t.Run(tt.part, func(t *testing.T) {
+			out, err, took := mpirun(t, tt.part, 2, 60*time.Second)
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatalf("mpirun: %v in %v, want a failing exit status\n%s", err, took, out)
+			}
+			for _, s := range tt.says {
+				if !strings.Contains(out, s) {
+					t.Errorf("the job's output does not say %q:\n%s", s, out)
+				}
+			}
+			t.Logf("mpirun ended the job %v after the start: %v", took.Round(time.Millisecond), err)
+		})
+	}
+}

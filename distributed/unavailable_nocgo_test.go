@@ -1,0 +1,8 @@
+//go:build !cgo
+
+package distributed
+
+import "testing"
+
+// unloadable returns what the error of a build without cgo must say.
+func unloadable(*testing.T) []string { return []string{"CGO_ENABLED=0"} }
