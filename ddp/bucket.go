@@ -2,6 +2,7 @@ package ddp
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tessera-ml/tessera/tensor"
@@ -29,18 +30,25 @@ func (b *bucket) clear() {
 	b.host, b.work = nil, nil
 }
 
-// layout puts the parameters into buckets, the last parameters first
-// (backward produces their gradients first), as PyTorch does: a bucket
-// takes parameters of its dtype and device until the next would take it
-// past Options.BucketBytes.
-func (r *Replica) layout() {
+// layout puts the parameters into buckets in the given order of their
+// indices: a bucket takes parameters of its dtype and device until the
+// next would take it past Options.BucketBytes. New lays them out the
+// last parameters first, as PyTorch does, since backward produces their
+// gradients first; rebuild lays them out again in the order the first
+// synchronised backward pass produced them.
+func (r *Replica) layout(order []int) {
 	type key struct {
 		dt  tensor.DType
 		dev tensor.Device
 	}
+	for _, b := range r.buckets {
+		b.clear()
+		b.flat.Release()
+	}
+	r.buckets = nil
 	open := map[key]int{} // the bucket each dtype and device fills now
 	bytes := map[int]int{}
-	for i := len(r.params) - 1; i >= 0; i-- {
+	for _, i := range order {
 		p := r.params[i]
 		k := key{p.t.DType(), p.t.Device()}
 		n := p.t.Numel()
@@ -61,10 +69,51 @@ func (r *Replica) layout() {
 		b.flat = tensor.Zeros([]int{b.numel}, tensor.Of(b.dtype), tensor.On(b.dev), tensor.In(r.ctx)).Keep()
 		for _, pi := range b.params {
 			p := r.params[pi]
+			if p.view != nil {
+				p.view.Release()
+			}
 			p.view = b.flat.Narrow(0, p.off, p.n).Reshape(p.t.Shape()...).Keep()
 		}
 		b.pending = len(b.params)
 	}
+}
+
+// reversed returns n-1, ..., 1, 0.
+func reversed(n int) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = n - 1 - i
+	}
+	return order
+}
+
+// rebuild lays the buckets out again in the order in which rank 0's
+// first synchronised backward pass produced the gradients (its arrival
+// order, then the parameters it did not reach, last first), as
+// PyTorch's DDP does after its first iteration: the engine's order need
+// not be the reverse of the parameters' (it reaches the biases of a
+// stack of linear layers last), and a bucket that waits for a late
+// gradient holds back every bucket after it.
+func (r *Replica) rebuild() error {
+	order := slices.Clone(r.arrival)
+	for _, i := range reversed(len(r.params)) {
+		if !slices.Contains(order, i) {
+			order = append(order, i)
+		}
+	}
+	values := make([]float64, len(order))
+	for i, v := range order {
+		values[i] = float64(v)
+	}
+	got, err := r.broadcastValues(values, 0)
+	if err != nil {
+		return err
+	}
+	for i, v := range got {
+		order[i] = int(v)
+	}
+	r.rebuilt = true
+	return tensor.Catch(func() { r.layout(order) })
 }
 
 // hook returns the gradient hook of parameter i: in a synchronised
@@ -83,6 +132,9 @@ func (r *Replica) hook(i int) func(g *tensor.Tensor) *tensor.Tensor {
 				"in one Backward", p.name), p.t))
 		default:
 			p.fired = true
+			if !r.rebuilt {
+				r.arrival = append(r.arrival, i)
+			}
 			x := g
 			if prev := p.t.Grad(); prev != nil {
 				x = prev.Add(g)
@@ -192,20 +244,26 @@ func (r *Replica) finish() error {
 	if err := r.waitAll(nil); err != nil {
 		return err
 	}
-	var err error
+	var errs []error
 	r.ctx.NoGrad(func() {
-		err = tensor.Catch(func() { r.writeGrads(used) })
+		errs = append(errs, tensor.Catch(func() { r.writeGrads(used) }))
 	})
-	if err != nil {
-		return err
-	}
-	if len(unused) > 0 && !r.opts.FindUnusedParameters {
-		return &Error{Op: "Backward", Rank: r.group.Rank(), Param: unused[0], Err: ErrUnusedParameter,
-			Detail: fmt.Sprintf("parameters %s took no part in computing the loss; set Options.FindUnusedParameters "+
-				"if that is meant (their gradient so far, or zeros, went into the mean)", strings.Join(unused, ", "))}
+	// The collectives below run on every rank, whatever this one found.
+	if !r.rebuilt {
+		errs = append(errs, r.rebuild())
 	}
 	if !r.opts.LocalBuffers {
-		return r.broadcast("Backward", r.buffers)
+		errs = append(errs, r.broadcast("Backward", r.buffers))
+	}
+	if len(unused) > 0 && !r.opts.FindUnusedParameters {
+		errs = append(errs, &Error{Op: "Backward", Rank: r.group.Rank(), Param: unused[0], Err: ErrUnusedParameter,
+			Detail: fmt.Sprintf("parameters %s took no part in computing the loss; set Options.FindUnusedParameters "+
+				"if that is meant (their gradient so far, or zeros, went into the mean)", strings.Join(unused, ", "))})
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

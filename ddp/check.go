@@ -80,7 +80,7 @@ func (r *Replica) checkSame(ds []descriptor) error {
 		return &Error{Op: "New", Rank: -1, Err: ErrMismatch, Detail: "the ranks' parameters and buffers hash differently"}
 	}
 	at := int(first[bad]) - 1
-	name, text := "", "nothing there"
+	name, text := "", "nothing"
 	if at < len(ds) {
 		name, text = ds[at].name, ds[at].text
 	}
@@ -104,8 +104,7 @@ func (r *Replica) checkSame(ds []descriptor) error {
 		nameBad = name0
 	}
 	return &Error{Op: "New", Rank: bad, Param: nameBad, Err: ErrMismatch,
-		Detail: fmt.Sprintf("parameter or buffer %d (in NamedParameters then NamedBuffers order) is %s on rank %d, %s on rank 0",
-			at, textBad, bad, text0)}
+		Detail: fmt.Sprintf("it holds %s where rank 0 holds %s (item %d of NamedParameters then NamedBuffers)", textBad, text0, at)}
 }
 
 // allReduce reduces values across the ranks as a Float64 tensor.

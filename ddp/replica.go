@@ -54,6 +54,8 @@ type Replica struct {
 	noSync  int       // depth of NoSync
 	armed   bool      // inside a synchronised Backward
 	next    int       // the next bucket to reduce this step
+	arrival []int     // the parameters in the order their hooks ran, until rebuilt
+	rebuilt bool      // the buckets follow the first synchronised pass's order
 }
 
 // A param is a parameter that requires grad, and its place in a bucket.
@@ -116,7 +118,7 @@ func New(module nn.Module, group Group, opts Options) (*Replica, error) {
 		return nil, err
 	}
 	if group.Size() > 1 {
-		if err := tensor.Catch(r.layout); err != nil {
+		if err := tensor.Catch(func() { r.layout(reversed(len(r.params))) }); err != nil {
 			return nil, &Error{Op: "New", Rank: -1, Err: tensor.ErrArgument, Detail: err.Error()}
 		}
 		for i, p := range r.params {

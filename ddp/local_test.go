@@ -1,0 +1,134 @@
+package ddp_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tessera-ml/tessera/ddp"
+	"github.com/tessera-ml/tessera/internal/devtest"
+	"github.com/tessera-ml/tessera/nn"
+	"github.com/tessera-ml/tessera/tensor"
+)
+
+// TestConcurrentLocalGroupCollectives: sums and maxima reach every rank
+// with the same bits, on each rank's device, and Broadcast copies the
+// root's tensor.
+func TestConcurrentLocalGroupCollectives(t *testing.T) {
+	devs := devtest.Devices(t)
+	world := 3
+	got := make([][]float32, world)
+	spawn(t, world, func(rank int, g ddp.Group, c *tensor.Context) error {
+		dev := devs[rank%len(devs)]
+		// The sum is taken in float64 in rank order and rounded once, on
+		// every rank alike, whatever its device.
+		v := []float32{0.1 * float32(rank+1), float32(rank), -float32(rank)}
+		sum := tensor.From(v, []int{3}, tensor.On(dev), tensor.In(c))
+		mx := tensor.From(v, []int{3}, tensor.On(dev), tensor.In(c))
+		ws, wm := g.AllReduce(sum, ddp.ReduceSum), g.AllReduce(mx, ddp.ReduceMax)
+		if err := errors.Join(ws.Wait(), wm.Wait()); err != nil {
+			return err
+		}
+		b := tensor.From([]int32{int32(rank), 7}, []int{2}, tensor.On(dev), tensor.In(c))
+		if err := g.Broadcast(b, 2); err != nil {
+			return err
+		}
+		if bs := b.Int32s(); bs[0] != 2 || bs[1] != 7 {
+			return fmt.Errorf("Broadcast from rank 2 gave %v", bs)
+		}
+		if m := mx.Float32s(); m[0] != 0.1*float32(world) || m[1] != float32(world-1) || m[2] != 0 {
+			return fmt.Errorf("max %v, want [%v %d 0]", m, 0.1*float32(world), world-1)
+		}
+		got[rank] = sum.Float32s()
+		return nil
+	})
+	var exact float64
+	for rank := range world {
+		exact += float64(0.1 * float32(rank+1))
+	}
+	want := float32(exact)
+	for rank, s := range got {
+		if len(s) != 3 || math.Float32bits(s[0]) != math.Float32bits(want) || s[1] != 3 || s[2] != -3 {
+			t.Errorf("rank %d: sum %v, want [%v 3 -3], the float64 sum in rank order rounded once", rank, s, want)
+		}
+	}
+}
+
+// TestConcurrentLocalGroupMismatchedShapes: a collective that the ranks
+// call with different shapes fails on every rank with ErrCollective,
+// naming both calls, instead of hanging or mixing data.
+func TestConcurrentLocalGroupMismatchedShapes(t *testing.T) {
+	spawn(t, 2, func(rank int, g ddp.Group, c *tensor.Context) error {
+		x := tensor.Zeros([]int{2 + rank}, tensor.In(c))
+		err := g.AllReduce(x, ddp.ReduceSum).Wait()
+		if !errors.Is(err, ddp.ErrCollective) || !strings.Contains(err.Error(), "[3]") || !strings.Contains(err.Error(), "[2]") {
+			return fmt.Errorf("AllReduce of [2] and [3]: %v, want ErrCollective naming both shapes", err)
+		}
+		// The world goes on: the next collective matches again.
+		y := tensor.Ones([]int{2}, tensor.In(c))
+		if err := g.AllReduce(y, ddp.ReduceSum).Wait(); err != nil {
+			return err
+		}
+		if s := y.Float32s(); s[0] != 2 {
+			return fmt.Errorf("sum of ones over two ranks: %v", s)
+		}
+		return nil
+	})
+}
+
+// TestLocalGroupTimeout: a rank that never joins makes the others' Wait
+// fail with ErrTimeout naming it.
+func TestLocalGroupTimeout(t *testing.T) {
+	gs := ddp.NewLocalGroups(3, 50*time.Millisecond)
+	x := tensor.Zeros([]int{1}, tensor.In(tensor.NewContext()))
+	w0 := gs[0].AllReduce(x, ddp.ReduceSum)
+	y := tensor.Zeros([]int{1}, tensor.In(tensor.NewContext()))
+	w2 := gs[2].AllReduce(y, ddp.ReduceSum)
+	for rank, w := range map[int]ddp.Work{0: w0, 2: w2} {
+		err := w.Wait()
+		var e *ddp.Error
+		if !errors.As(err, &e) || !errors.Is(err, ddp.ErrTimeout) || e.Rank != 1 {
+			t.Errorf("rank %d: Wait = %v, want ErrTimeout naming rank 1", rank, err)
+		}
+	}
+}
+
+// TestConcurrentBuffersFollowRankZero: after each Backward every rank
+// holds rank 0's running statistics, bitwise; with LocalBuffers each
+// keeps its own.
+func TestConcurrentBuffersFollowRankZero(t *testing.T) {
+	for _, local := range []bool{false, true} {
+		t.Run(fmt.Sprintf("LocalBuffers=%v", local), func(t *testing.T) {
+			bufs := make([][][]float32, 2)
+			spawn(t, 2, func(rank int, g ddp.Group, c *tensor.Context) error {
+				model := nn.NewSequential(nn.NewLinear(6, 8, tensor.In(c)), nn.NewBatchNorm1d(8, tensor.In(c)),
+					nn.Func((*tensor.Tensor).ReLU), nn.NewLinear(8, 4, tensor.In(c)))
+				r, err := ddp.New(model, g, ddp.Options{LocalBuffers: local})
+				if err != nil {
+					return err
+				}
+				for step := range 2 {
+					x, y := problem.batch([]int{4*step + 2*rank, 4*step + 2*rank + 1, 20 + rank}, tensor.CPU, c)
+					if err := r.Backward(nn.CrossEntropy(model.Forward(x), y)); err != nil {
+						return err
+					}
+				}
+				bufs[rank] = values(nn.Buffers(model))
+				return nil
+			})
+			if t.Failed() {
+				return
+			}
+			d := bitwiseEqual(bufs[0], bufs[1])
+			switch {
+			case !local && d != "":
+				t.Errorf("the ranks' buffers differ: %s", d)
+			case local && d == "":
+				t.Errorf("with LocalBuffers the ranks' buffers, from different batches, are equal")
+			}
+		})
+	}
+}
