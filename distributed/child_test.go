@@ -44,13 +44,19 @@ func TestMPIChild(t *testing.T) {
 		}
 		checkMismatch(t, g)
 		checkAsync(t, g)
-	case "kill", "exit", "close":
+	case "kill", "exit", "close", "abort":
 		rankEnds(t, g, part)
 	default:
 		t.Fatalf("%s=%q: no such part", childEnv, part)
 	}
 	if err := g.Close(); err != nil {
 		t.Errorf("Close: %v", err)
+	}
+	if h, err := Init(); h != nil || !errors.Is(err, ErrClosed) {
+		t.Errorf("Init after Close under MPI: %v, %v; want ErrClosed", h, err)
+	}
+	if err := g.Barrier(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Barrier after Close: %v, want ErrClosed", err)
 	}
 }
 
@@ -176,6 +182,14 @@ func checkCollectives(t *testing.T, g *Group, dev tensor.Device) {
 			same(t, at+": ReduceScatter "+op.String(), y, []int{2, 3}, want)
 		}
 	}
+	// Empty tensors move nothing, on every rank alike.
+	z := tensor.Zeros([]int{0, 3}, tensor.On(dev))
+	if err := g.AllReduce(z, Sum); err != nil {
+		t.Errorf("rank %d, %v: AllReduce of [0 3]: %v", r, dev, err)
+	}
+	if y, err := g.AllGather(z); err != nil || !slices.Equal(y.Shape(), []int{0, 3}) {
+		t.Errorf("rank %d, %v: AllGather of [0 3]: %v, %v", r, dev, y, err)
+	}
 	// A larger all-reduce, past any small-message path of MPI.
 	m := 1 << 18
 	if dev.Kind == tensor.KindGPU {
@@ -203,9 +217,10 @@ func prod(shape []int) int {
 	return p
 }
 
-// rankEnds is part kill, exit or close of TestMPIRankEnds: after a
-// barrier, rank 1 is killed (SIGKILL), exits with status 3, or closes
-// its group and exits, while rank 0 waits for it in an AllReduce.
+// rankEnds is part kill, exit, abort or close of TestMPIRankEnds: after
+// a barrier, rank 1 is killed (SIGKILL), exits with status 3, calls
+// Abort(7), or closes its group and exits, while rank 0 waits for it in
+// an AllReduce.
 func rankEnds(t *testing.T, g *Group, part string) {
 	if err := g.Barrier(); err != nil {
 		t.Fatal(err)
@@ -219,8 +234,12 @@ func rankEnds(t *testing.T, g *Group, part string) {
 		case "exit":
 			fmt.Println("rank 1 exits with status 3")
 			os.Exit(3)
+		case "abort":
+			fmt.Println("rank 1 aborts with status 7")
+			g.Abort(7)
 		}
 		fmt.Printf("rank 1 closes: %v\n", g.Close())
+		time.Sleep(500 * time.Millisecond) // for rank 0 to say what it got
 		os.Exit(0)
 	}
 	err := g.AllReduce(tensor.Ones([]int{1 << 10}), Sum)

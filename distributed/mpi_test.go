@@ -3,6 +3,7 @@ package distributed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -11,6 +12,22 @@ import (
 	"testing"
 	"time"
 )
+
+// TestMain closes the group that a test or benchmark run under mpirun
+// left open: a rank that exits without finalizing MPI fails the job.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	world.mu.Lock()
+	g := world.g
+	world.mu.Unlock()
+	if g != nil && g.MPI() {
+		if err := g.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // childEnv marks a test binary started by mpirun from one of the tests
 // below; its value is the child's part (see TestMPIChild).
@@ -67,30 +84,33 @@ func TestMPI(t *testing.T) {
 }
 
 // TestMPIRankEnds ends rank 1 of an np=2 job while rank 0 waits for it
-// in an AllReduce: killed (SIGKILL), exited with status 3, or closed (a
-// rank that stopped early). The job must end as a failure, rank 0
-// included, naming what happened, well within 60 s rather than leave
-// rank 0 waiting for ever. The first two are Open MPI's mpirun's doing:
-// it aborts the job when a rank dies or exits without finalizing; the
-// third is Close's, which meets rank 0's AllReduce and tells both.
+// in an AllReduce: killed (SIGKILL), exited with status 3, aborted
+// (Group.Abort), or closed (a rank that stopped early). The job must end
+// as a failure, rank 0 included, naming what happened, well within 60 s
+// rather than leave rank 0 waiting for ever. The first three are Open
+// MPI's doing: mpirun aborts the job when a rank dies or exits without
+// finalizing; the last is Close's, which meets rank 0's AllReduce and
+// tells both.
 func TestMPIRankEnds(t *testing.T) {
 	if !cgoEnabled {
 		t.Skip("built without cgo: no rank gets as far as a collective")
 	}
 	for _, tt := range []struct {
-		part string
-		says []string // in the job's output
+		part   string
+		status int      // mpirun's exit status: the first failed rank's (0: any but 0)
+		says   []string // in the job's output, from the ranks themselves
 	}{
-		{"kill", []string{"rank 1 with PID", "signal 9"}},
-		{"exit", []string{"Exit code:    3"}},
-		{"close", []string{"rank 1 closes: distributed: rank 1: Close: ranks disagree: ranks called different collectives here (AllReduce and Close",
+		{"kill", 128 + 9, []string{"rank 1 kills itself"}},
+		{"exit", 3, []string{"rank 1 exits with status 3"}},
+		{"abort", 7, []string{"rank 1 aborts with status 7"}},
+		{"close", 0, []string{"rank 1 closes: distributed: rank 1: Close: ranks disagree: ranks called different collectives here (AllReduce and Close",
 			"rank 0: AllReduce returned distributed: rank 0: AllReduce: ranks disagree"}},
 	} {
 		t.Run(tt.part, func(t *testing.T) {
 			out, err, took := mpirun(t, tt.part, 2, 60*time.Second)
 			var exit *exec.ExitError
-			if !errors.As(err, &exit) {
-				t.Fatalf("mpirun: %v in %v, want a failing exit status\n%s", err, took, out)
+			if !errors.As(err, &exit) || (tt.status != 0 && exit.ExitCode() != tt.status) {
+				t.Fatalf("mpirun: %v in %v, want exit status %d (0: any failure)\n%s", err, took, tt.status, out)
 			}
 			for _, s := range tt.says {
 				if !strings.Contains(out, s) {
