@@ -91,4 +91,4 @@ if grep -n "^fatal error" "$log"; then
 fi
 
 echo "== goroutines under the race detector (independent loops, concurrent release)"
-go test -race -count=1 -timeout 10m -run 'Concurrent|Context' ./tensor/
+go test -race -count=1 -timeout 10m -run 'Concurrent|Context' ./tensor/ ./ddp/

@@ -1,6 +1,7 @@
 package ddp
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -277,8 +278,8 @@ func (r *Replica) waitAll(first error) error {
 		}
 		if err := b.work.Wait(); err != nil && first == nil {
 			first = wrap("Backward", err)
-			if e, ok := first.(*Error); ok && e.Detail != "" {
-				e.Detail = fmt.Sprintf("bucket %d: %s", i, e.Detail)
+			if e, ok := first.(*Error); ok {
+				e.Detail = strings.TrimSuffix(fmt.Sprintf("bucket %d: %s", i, e.Detail), ": ")
 			}
 		}
 	}
@@ -313,10 +314,14 @@ func (r *Replica) writeGrads(used []float64) {
 	}
 }
 
-// wrap returns err as an *Error of op: itself when it is one.
+// wrap returns err as an *Error of op: itself when it is one, else
+// wrapping ErrCollective as well as err (a distributed.Error, say).
 func wrap(op string, err error) error {
 	if _, ok := err.(*Error); ok {
 		return err
 	}
-	return &Error{Op: op, Rank: -1, Err: ErrCollective, Detail: err.Error()}
+	if !errors.Is(err, ErrCollective) && !errors.Is(err, ErrTimeout) {
+		err = fmt.Errorf("%w: %w", ErrCollective, err)
+	}
+	return &Error{Op: op, Rank: -1, Err: err}
 }

@@ -180,7 +180,7 @@ func (r *Replica) broadcast(op string, ts []*tensor.Tensor) error {
 }
 
 // broadcastFlat broadcasts ts, of one dtype and n elements in all, from
-// rank 0 through one flat CPU tensor.
+// rank 0 through one flat CPU tensor (of Int32 for Bool).
 func (r *Replica) broadcastFlat(op string, ts []*tensor.Tensor, n int) error {
 	if n == 0 {
 		return nil
@@ -188,9 +188,13 @@ func (r *Replica) broadcastFlat(op string, ts []*tensor.Tensor, n int) error {
 	var flat *tensor.Tensor
 	var err error
 	root := r.group.Rank() == 0
+	dt := ts[0].DType()
+	if dt == tensor.Bool { // travels as Int32, which every Group takes
+		dt = tensor.Int32
+	}
 	r.ctx.NoGrad(func() {
 		err = tensor.Catch(func() {
-			flat = tensor.Zeros([]int{n}, tensor.Of(ts[0].DType()), tensor.In(r.ctx))
+			flat = tensor.Zeros([]int{n}, tensor.Of(dt), tensor.In(r.ctx))
 			if root {
 				each(flat, ts, copyInto)
 			}

@@ -12,9 +12,9 @@ import (
 // package distributed makes the processes of an MPI launch.
 //
 // A Replica passes a Group only contiguous CPU tensors that do not
-// require grad, of the dtypes of the model's parameters and buffers and
-// Float64 (its own bookkeeping), and calls the collectives in the same
-// order on every rank, as MPI requires. An implementation must give
+// require grad, of the dtypes of the model's parameters and buffers
+// (Bool travels as Int32) and Float64 (its own bookkeeping), and calls
+// the collectives in the same order on every rank, as MPI requires. An implementation must give
 // every rank bitwise-equal results (reduce in a fixed order), and report
 // a collective that the ranks called with different shapes or dtypes as
 // an error wrapping ErrCollective rather than hang.

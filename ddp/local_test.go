@@ -132,3 +132,33 @@ func TestConcurrentBuffersFollowRankZero(t *testing.T) {
 		})
 	}
 }
+
+// flags is a module with buffers of every dtype but floats: a Bool mask
+// and an Int32 counter, beside a parameter.
+type flags struct{ w, mask, count *tensor.Tensor }
+
+func (f *flags) Slots() []nn.Slot {
+	return []nn.Slot{nn.Param("w", &f.w), nn.Buffer("mask", &f.mask), nn.Buffer("count", &f.count)}
+}
+func (f *flags) Children() []nn.Child { return nil }
+
+// TestConcurrentNewBroadcastsEveryDType: New gives every rank rank 0's
+// parameters and buffers, Bool and Int32 ones included.
+func TestConcurrentNewBroadcastsEveryDType(t *testing.T) {
+	got := make([]string, 2)
+	spawn(t, 2, func(rank int, g ddp.Group, c *tensor.Context) error {
+		f := &flags{
+			w:     tensor.From([]float32{float32(rank), 2}, []int{2}, tensor.In(c)).SetRequiresGrad(true),
+			mask:  tensor.From([]bool{rank == 0, rank != 0, true}, []int{3}, tensor.In(c)).Keep(),
+			count: tensor.From([]int32{int32(10 + rank)}, []int{}, tensor.In(c)).Keep(),
+		}
+		if _, err := ddp.New(f, g, ddp.Options{}); err != nil {
+			return err
+		}
+		got[rank] = fmt.Sprint(f.w.Float32s(), f.mask.Bools(), f.count.Int32s())
+		return nil
+	})
+	if want := "[0 2] [true false true] [10]"; got[0] != want || got[1] != want {
+		t.Errorf("after New the ranks hold %q and %q, want rank 0's %q", got[0], got[1], want)
+	}
+}
