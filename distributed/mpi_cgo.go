@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && unix
 
 package distributed
 
@@ -131,8 +131,9 @@ import (
 	"unsafe"
 )
 
-// libName is the Open MPI 4 library (soname version 40, Open MPI 3.0 to
-// 4.1); a variable so that a test can make loading it fail.
+// libName is Open MPI's library (soname version 40: Open MPI 3.0 and
+// later; tested with 4.1); a variable so that a test can make loading it
+// fail.
 var libName = map[string]string{"darwin": "libmpi.40.dylib"}[runtime.GOOS]
 
 func init() {
