@@ -113,7 +113,7 @@ func (r *Replica) rebuild() error {
 	for i, v := range got {
 		order[i] = int(v)
 	}
-	r.rebuilt = true
+	r.rebuilt, r.arrival = true, nil
 	return tensor.Catch(func() { r.layout(order) })
 }
 

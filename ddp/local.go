@@ -62,6 +62,7 @@ type localCall struct {
 	root  int
 	shape []int
 	dtype tensor.DType
+	bad   string // why this rank's tensor cannot be read, or ""
 }
 
 func (c localCall) String() string {
@@ -109,11 +110,8 @@ func (g *LocalGroup) AllReduce(t *tensor.Tensor, op ReduceOp) Work {
 	if t == nil || (op != ReduceSum && op != ReduceMax) {
 		return doneWork{errorf("AllReduce", tensor.ErrArgument, "a nil tensor or an unknown reduction %v", op)}
 	}
-	o, err := g.join(localCall{kind: "AllReduce", op: op, shape: t.Shape(), dtype: t.DType()}, t.Float64s())
-	if err != nil {
-		return doneWork{err}
-	}
-	return &localWork{g: g, o: o, t: t}
+	c := localCall{kind: "AllReduce", op: op, shape: t.Shape(), dtype: t.DType()}
+	return &localWork{g: g, o: g.join(c, read(t, &c)), t: t}
 }
 
 // Broadcast copies root's t into every rank's t, and returns when this
@@ -122,24 +120,32 @@ func (g *LocalGroup) Broadcast(t *tensor.Tensor, root int) error {
 	if t == nil || root < 0 || root >= g.w.size {
 		return errorf("Broadcast", tensor.ErrArgument, "a nil tensor or root %d outside a world of %d", root, g.w.size)
 	}
+	c := localCall{kind: "Broadcast", root: root, shape: t.Shape(), dtype: t.DType()}
 	var data []float64
 	if g.rank == root {
-		data = t.Float64s()
+		data = read(t, &c)
 	}
-	o, err := g.join(localCall{kind: "Broadcast", root: root, shape: t.Shape(), dtype: t.DType()}, data)
-	if err != nil {
-		return err
-	}
-	w := &localWork{g: g, o: o, t: t}
+	w := &localWork{g: g, o: g.join(c, data), t: t}
 	if g.rank == root {
 		w.t = nil // its values are the result already
 	}
 	return w.Wait()
 }
 
+// read returns t's values, or records in c why they cannot be read (a
+// released tensor, say), so that every rank's collective fails instead
+// of waiting for this one.
+func read(t *tensor.Tensor, c *localCall) []float64 {
+	var data []float64
+	if err := tensor.Catch(func() { data = t.Float64s() }); err != nil {
+		c.bad = err.Error()
+	}
+	return data
+}
+
 // join adds this rank's call and values to its next collective; the last
 // rank to arrive computes the result.
-func (g *LocalGroup) join(c localCall, data []float64) (*localOp, error) {
+func (g *LocalGroup) join(c localCall, data []float64) *localOp {
 	w := g.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -153,6 +159,9 @@ func (g *LocalGroup) join(c localCall, data []float64) (*localOp, error) {
 		first := slices.Index(o.joined, true)
 		o.mismatch = fmt.Sprintf("rank %d called %v where rank %d called %v", g.rank, c, first, o.call)
 	}
+	if c.bad != "" && o.mismatch == "" {
+		o.mismatch = fmt.Sprintf("rank %d cannot read its tensor: %s", g.rank, c.bad)
+	}
 	o.in[g.rank] = data
 	o.joined[g.rank] = true
 	if o.arrived++; o.arrived == w.size {
@@ -163,7 +172,7 @@ func (g *LocalGroup) join(c localCall, data []float64) (*localOp, error) {
 		}
 		close(o.done)
 	}
-	return o, nil
+	return o
 }
 
 // reduce combines the ranks' values in rank order.

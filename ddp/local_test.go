@@ -58,8 +58,9 @@ func TestConcurrentLocalGroupCollectives(t *testing.T) {
 }
 
 // TestConcurrentLocalGroupMismatchedShapes: a collective that the ranks
-// call with different shapes fails on every rank with ErrCollective,
-// naming both calls, instead of hanging or mixing data.
+// call with different shapes, or one whose tensor a rank cannot read,
+// fails on every rank with ErrCollective, naming both calls, instead of
+// hanging or mixing data.
 func TestConcurrentLocalGroupMismatchedShapes(t *testing.T) {
 	spawn(t, 2, func(rank int, g ddp.Group, c *tensor.Context) error {
 		x := tensor.Zeros([]int{2 + rank}, tensor.In(c))
@@ -74,6 +75,14 @@ func TestConcurrentLocalGroupMismatchedShapes(t *testing.T) {
 		}
 		if s := y.Float32s(); s[0] != 2 {
 			return fmt.Errorf("sum of ones over two ranks: %v", s)
+		}
+		// A tensor that cannot be read fails every rank's call too.
+		z := tensor.Ones([]int{2}, tensor.In(c))
+		if rank == 1 {
+			z.Release()
+		}
+		if err := g.AllReduce(z, ddp.ReduceSum).Wait(); !errors.Is(err, ddp.ErrCollective) || !strings.Contains(err.Error(), "rank 1 cannot read") {
+			return fmt.Errorf("AllReduce of a released tensor on rank 1: %v, want ErrCollective on every rank", err)
 		}
 		return nil
 	})

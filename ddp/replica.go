@@ -187,7 +187,7 @@ func (r *Replica) Buckets() [][]string {
 // Backward and NoSync would leave each rank with its own gradients, so
 // the hooks panic with a *tensor.Error wrapping ErrAutograd then.
 func (r *Replica) Backward(loss *tensor.Tensor, opts ...autograd.Option) error {
-	if r.noSync > 0 || len(r.buckets) == 0 {
+	if r.noSync > 0 || r.group.Size() == 1 {
 		autograd.Backward(loss, opts...)
 		return nil
 	}
