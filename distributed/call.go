@@ -15,10 +15,11 @@ type ReduceOp uint8
 const (
 	Sum  ReduceOp = iota // the sum over ranks
 	Mean                 // the sum divided by Size, for float tensors only
-	Max                  // the largest (MPI_MAX: NaN handling is MPI's)
+	Max                  // the largest (MPI_MAX compares with >: whether a NaN wins is MPI's choice)
 	Min                  // the smallest
-	numReduceOps
 )
+
+const numReduceOps = Min + 1
 
 var reduceNames = [...]string{Sum: "sum", Mean: "mean", Max: "max", Min: "min"}
 

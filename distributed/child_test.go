@@ -3,6 +3,7 @@ package distributed
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -179,6 +180,22 @@ func checkCollectives(t *testing.T, g *Group, dev tensor.Device) {
 				want = append(want, reduce(op, n, i, dt))
 			}
 			same(t, at+": ReduceScatter "+op.String(), y, []int{2, 3}, want)
+		}
+	}
+	// Sums that round give every rank the same bits.
+	noisy := tensor.Randn([]int{4096}, tensor.WithGenerator(tensor.NewGenerator(uint64(1+r))), tensor.On(dev)).MulScalar(1e3)
+	if err := g.AllReduce(noisy, Sum); err != nil {
+		t.Errorf("rank %d, %v: AllReduce of random values: %v", r, dev, err)
+	}
+	if all, err := g.AllGather(noisy); err != nil {
+		t.Errorf("rank %d, %v: AllGather: %v", r, dev, err)
+	} else {
+		f := all.Float32s()
+		for i := range 4096 {
+			if math.Float32bits(f[i]) != math.Float32bits(f[4096+i]) {
+				t.Errorf("rank %d, %v: element %d of the sum is %v on rank 0, %v on rank 1", r, dev, i, f[i], f[4096+i])
+				break
+			}
 		}
 	}
 	// Empty tensors move nothing, on every rank alike.

@@ -19,6 +19,11 @@ const maxCount = math.MaxInt32
 // expanded one); every rank must pass the same shape and dtype. The
 // write is not recorded by autograd. In a world of one, t is left as it
 // is. It returns an *Error (see the package doc); it does not panic.
+//
+// Every rank gets the same bits: Open MPI's all-reduce algorithms (ring,
+// recursive doubling, reduce then broadcast) combine the partial results
+// in one order for all ranks, up to the commutativity of each step. MPI
+// itself does not promise it; the np=2 tests check it on sums that round.
 func (g *Group) AllReduce(t *tensor.Tensor, op ReduceOp) error {
 	return g.AllReduceAsync(t, op).Wait()
 }

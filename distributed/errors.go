@@ -44,7 +44,7 @@ var (
 // *tensor.Error when reading or writing the tensor failed) and a
 // sentence for humans.
 //
-//	distributed: rank 1: AllReduce: ranks disagree: shapes differ: this rank has float32 [3 4] (12 elements); ranks hold 12 to 20 elements
+//	distributed: rank 1: AllReduce: ranks disagree: shapes differ across ranks: this rank has float32 [3 4] (12 elements); ranks hold 12 to 20 elements
 type Error struct {
 	Op     string // "Init", "AllReduce", "Broadcast", ...
 	Rank   int    // the reporting rank (0 in a world of one)
