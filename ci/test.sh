@@ -14,7 +14,7 @@ pkgs=""
 if ! ldconfig -p | grep -q 'libvulkan.so.1' || ! ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
 	pkgs="mesa-vulkan-drivers libvulkan1"
 fi
-if ! command -v mpirun >/dev/null 2>&1 || ! ldconfig -p | grep -q 'libmpi.so.40'; then
+if ! mpirun --version 2>/dev/null | grep 'Open MPI' >/dev/null || ! ldconfig -p | grep -q 'libmpi.so.40'; then
 	pkgs="$pkgs libopenmpi-dev openmpi-bin"
 fi
 if [ -n "$pkgs" ]; then
