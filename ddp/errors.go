@@ -21,6 +21,9 @@ var (
 	ErrCollective = errors.New("the ranks called a collective differently")
 	// ErrTimeout: a rank did not join a collective in time.
 	ErrTimeout = errors.New("a rank did not join a collective in time")
+	// ErrAborted: a rank of a LocalGroup's world failed and aborted it
+	// (LocalGroup.Abort, RunLocal).
+	ErrAborted = errors.New("the world was aborted")
 )
 
 // An Error reports a failure of data-parallel training: the operation,
@@ -30,7 +33,7 @@ type Error struct {
 	Op     string // "New", "Backward", "AllReduce", ...
 	Rank   int    // the rank at fault, or -1
 	Param  string // the parameter or buffer concerned (dotted name), or ""
-	Err    error  // ErrMismatch, ErrUnusedParameter, ErrCollective, ErrTimeout or tensor.ErrArgument
+	Err    error  // ErrMismatch, ErrUnusedParameter, ErrCollective, ErrTimeout, ErrAborted or tensor.ErrArgument
 	Detail string // a sentence on what is wrong
 }
 

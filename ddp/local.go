@@ -38,6 +38,10 @@ type localWorld struct {
 	timeout time.Duration
 	mu      sync.Mutex
 	ops     map[int]*localOp // by sequence number, while some rank has not taken the result
+
+	abort    sync.Once
+	aborted  chan struct{} // closed by Abort
+	abortErr Error         // what Abort said, once aborted is closed
 }
 
 // A localOp is one collective: the call of the first rank to arrive, the
@@ -51,7 +55,7 @@ type localOp struct {
 	taken    int
 	done     chan struct{}
 	out      []float64
-	err      error
+	err      *Error
 	mismatch string // the first call that differs, for err
 }
 
@@ -89,12 +93,29 @@ func NewLocalGroups(n int, timeout time.Duration) []*LocalGroup {
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
-	w := &localWorld{size: n, timeout: timeout, ops: map[int]*localOp{}}
+	w := &localWorld{size: n, timeout: timeout, ops: map[int]*localOp{}, aborted: make(chan struct{})}
 	gs := make([]*LocalGroup, n)
 	for i := range gs {
 		gs[i] = &LocalGroup{w: w, rank: i}
 	}
 	return gs
+}
+
+// Abort ends g's world: every collective of every rank that has not
+// completed, and every later one, fails at once with an *Error wrapping
+// ErrAborted that names g's rank and says cause, instead of waiting for
+// a rank that will not come. RunLocal calls it for a rank that fails.
+// Only the first Abort of a world counts.
+func (g *LocalGroup) Abort(cause error) {
+	w := g.w
+	w.abort.Do(func() {
+		detail := "it left the world"
+		if cause != nil {
+			detail += ": " + cause.Error()
+		}
+		w.abortErr = Error{Op: "Abort", Rank: g.rank, Err: ErrAborted, Detail: detail}
+		close(w.aborted)
+	})
 }
 
 // Rank returns g's rank.
@@ -213,12 +234,21 @@ func (w *localWork) Wait() error {
 	defer timer.Stop()
 	select {
 	case <-w.o.done:
+	case <-w.g.w.aborted:
+		select {
+		case <-w.o.done: // done all the same
+		default:
+			e := w.g.w.abortErr
+			e.Op = w.o.call.kind
+			return &e
+		}
 	case <-timer.C:
 		return w.timedOut()
 	}
 	defer w.take()
 	if w.o.err != nil {
-		return w.o.err
+		e := *w.o.err // each rank's own copy, to add to
+		return &e
 	}
 	if w.t != nil {
 		return tensor.Catch(func() { write(w.t, w.o.out) })

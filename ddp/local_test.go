@@ -171,3 +171,34 @@ func TestConcurrentNewBroadcastsEveryDType(t *testing.T) {
 		t.Errorf("after New the ranks hold %q and %q, want rank 0's %q", got[0], got[1], want)
 	}
 }
+
+// TestConcurrentRunLocalAbortsOnFailure: a rank that fails, by an error
+// or a typed panic, aborts the world: the others' collectives fail at
+// once with ErrAborted naming it, not after the timeout.
+func TestConcurrentRunLocalAbortsOnFailure(t *testing.T) {
+	for _, how := range []string{"error", "panic"} {
+		start := time.Now()
+		var rank0 error
+		err := ddp.RunLocal([]tensor.Device{tensor.CPU, tensor.CPU}, time.Minute,
+			func(rank int, dev tensor.Device, g ddp.Group, c *tensor.Context) error {
+				if rank == 1 {
+					if how == "panic" {
+						tensor.Zeros([]int{2}, tensor.In(c)).MatMul(tensor.Zeros([]int{3}, tensor.In(c)))
+					}
+					return errors.New("no data")
+				}
+				_, rank0 = ddp.New(mlp(sizes, 1, dev, c), g, ddp.Options{})
+				return rank0
+			})
+		var e *ddp.Error
+		switch {
+		case !errors.As(rank0, &e) || !errors.Is(rank0, ddp.ErrAborted) || e.Rank != 1:
+			t.Errorf("%s: rank 0's New = %v, want ErrAborted naming rank 1", how, rank0)
+		case time.Since(start) > 10*time.Second:
+			t.Errorf("%s: rank 0 waited %v for the failed rank", how, time.Since(start))
+		case !strings.Contains(err.Error(), "rank 1 on cpu: ") || !strings.Contains(err.Error(), "rank 0 on cpu: "):
+			t.Errorf("%s: RunLocal = %v, want both ranks' errors", how, err)
+		}
+		t.Logf("%s: %v", how, err)
+	}
+}

@@ -23,14 +23,14 @@ const (
 )
 
 // trainRanks trains one replica per device of devs, each rank on its own
-// goroutine, and returns each rank's history and replica buckets.
+// goroutine (RunLocal), and returns each rank's history and its buckets
+// after New.
 func trainRanks(t *testing.T, devs []tensor.Device, opts ddp.Options) ([]history, [][][]string) {
 	t.Helper()
 	world := len(devs)
 	hs := make([]history, world)
 	buckets := make([][][]string, world)
-	spawn(t, world, func(rank int, g ddp.Group, c *tensor.Context) error {
-		dev := devs[rank]
+	err := ddp.RunLocal(devs, testTimeout, func(rank int, dev tensor.Device, g ddp.Group, c *tensor.Context) error {
 		model := mlp(sizes, uint64(100+rank), dev, c) // New must replace rank 1's draw by rank 0's
 		r, err := ddp.New(model, g, opts)
 		if err != nil {
@@ -43,6 +43,9 @@ func trainRanks(t *testing.T, devs []tensor.Device, opts ddp.Options) ([]history
 		}, steps)
 		return err
 	})
+	if err != nil {
+		t.Error(err)
+	}
 	return hs, buckets
 }
 
