@@ -11,29 +11,38 @@
 // tensors. NewLocalGroups makes the ranks of one process: goroutines,
 // each with its own device (the CPU, a GPU) and its own tensor.Context,
 // reducing through host memory, since WebGPU gives no device-to-device
-// path. Ranks in several processes or machines use an adapter over
-// package distributed (MPI); this package does not depend on MPI.
+// path; RunLocal starts them. MPI adapts a distributed.Group, the
+// processes of an mpirun launch on one machine or several; package
+// distributed loads MPI only under mpirun, so nothing here needs MPI to
+// build or run.
 //
-// A training loop of one in-process rank:
+// The devices of one process, one rank each:
 //
-//	groups := ddp.NewLocalGroups(2, 0)
-//	for rank, dev := range []tensor.Device{tensor.GPU(0), tensor.CPU} {
-//		go func() {
-//			c := tensor.NewContext()
+//	err := ddp.RunLocal([]tensor.Device{tensor.GPU(0), tensor.GPU(1)}, 0,
+//		func(rank int, dev tensor.Device, g ddp.Group, c *tensor.Context) error {
 //			model := nn.NewMLP([]int{784, 128, 10}, (*tensor.Tensor).ReLU, tensor.On(dev), tensor.In(c))
-//			r, err := ddp.New(model, groups[rank], ddp.Options{})
-//			...
+//			r, err := ddp.New(model, g, ddp.Options{})
+//			if err != nil {
+//				return err
+//			}
 //			opt := optim.NewSGD(nn.Parameters(model), optim.LR(0.1))
 //			for step := range steps {
 //				c.Scope(func() {
-//					x, y := batch(rank, step) // made with tensor.In(c)
+//					x, y := batch(rank, step, dev, c) // its shard: data.Config.Shard
 //					err = r.Backward(nn.CrossEntropy(model.Forward(x), y))
 //					opt.Step()
 //					opt.ZeroGrad()
 //				})
+//				if err != nil {
+//					return err
+//				}
 //			}
-//		}()
-//	}
+//			return nil
+//		})
+//
+// and under mpirun -np N, one process per rank, the same loop with
+// g := ddp.MPI(group) from distributed.Init and dev :=
+// tensor.GPU(group.LocalRank()).
 //
 // New broadcasts rank 0's parameters and buffers to the other ranks and
 // checks first that every rank has the same parameter and buffer names,
@@ -43,7 +52,10 @@
 // Buckets. The gradients of the parameters that require grad are laid
 // out in buckets of at most Options.BucketBytes (25 MiB by default), one
 // dtype and device each, filled in the reverse order of the parameters,
-// the order in which backward produces their gradients. A gradient hook
+// and after the first synchronised Backward filled again in the order
+// its gradients arrived on rank 0, as PyTorch's DDP does: the engine
+// need not produce them in reverse order (it reaches the biases of a
+// stack of linear layers last). A gradient hook
 // on each parameter copies its gradient into its bucket; when a bucket is
 // complete and every bucket before it has started, its all-reduce starts
 // (staged through host memory for a GPU), while backward goes on with
@@ -74,6 +86,12 @@
 // graph and lets the parameters it does not reach contribute at once; a
 // parameter no rank had a gradient for keeps its Grad (nil stays nil),
 // which costs one more small all-reduce per step.
+//
+// Failures. Collectives that the ranks call differently are an error
+// wrapping ErrCollective on every rank; in a LocalGroup a rank that does
+// not join within the timeout is ErrTimeout naming it, and a rank that
+// fails under RunLocal aborts the world (ErrAborted) so that no other
+// rank waits for it.
 //
 // A world of one communicates nothing: Backward is autograd.Backward.
 package ddp
