@@ -182,6 +182,16 @@ func checkCollectives(t *testing.T, g *Group, dev tensor.Device) {
 			same(t, at+": ReduceScatter "+op.String(), y, []int{2, 3}, want)
 		}
 	}
+	// A parameter (requires grad, grad mode on) takes a broadcast, as at
+	// the start of data-parallel training.
+	p := tensor.Full([]int{2, 3}, float64(r+1), tensor.On(dev)).SetRequiresGrad(true)
+	if err := g.Broadcast(p, 0); err != nil {
+		t.Errorf("rank %d, %v: Broadcast into a parameter: %v", r, dev, err)
+	}
+	same(t, fmt.Sprintf("rank %d, %v: Broadcast into a parameter", r, dev), p, []int{2, 3}, []float64{1, 1, 1, 1, 1, 1})
+	if !p.RequiresGrad() || !p.IsLeaf() {
+		t.Errorf("rank %d, %v: the parameter no longer requires grad or is no longer a leaf after Broadcast", r, dev)
+	}
 	// Sums that round give every rank the same bits.
 	noisy := tensor.Randn([]int{4096}, tensor.WithGenerator(tensor.NewGenerator(uint64(1+r))), tensor.On(dev)).MulScalar(1e3)
 	if err := g.AllReduce(noisy, Sum); err != nil {
