@@ -12,6 +12,7 @@ import (
 	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/data"
 	"github.com/tessera-ml/tessera/ddp"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/optim"
 	"github.com/tessera-ml/tessera/tensor"
@@ -171,13 +172,13 @@ func bitwiseEqual(a, b [][]float32) string {
 	return ""
 }
 
-// close reports the first element where a and b differ by more than tol
-// relative to the larger of the two and 1, or "".
-func closeTo(a, b [][]float32, tol float64) string {
+// firstDifference reports the first element where a and b differ by
+// more than tol (internal/approx's model, b taken as the reference), or "".
+func firstDifference(a, b [][]float32, tol approx.Tol) string {
 	for i := range a {
 		for j := range a[i] {
 			x, y := float64(a[i][j]), float64(b[i][j])
-			if math.Abs(x-y) > tol*max(math.Abs(x), math.Abs(y), 1) {
+			if !tol.Equal(x, y) {
 				return fmt.Sprintf("tensor %d element %d: %g and %g", i, j, x, y)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tessera-ml/tessera/data"
 	"github.com/tessera-ml/tessera/ddp"
+	"github.com/tessera-ml/tessera/internal/approx"
 	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/tensor"
 )
@@ -78,7 +79,7 @@ func checkAsOneProcess(t *testing.T, hs []history, alone history, bitwise bool) 
 			}
 			diff := bitwiseEqual(hs[0].params[step], hs[rank].params[step])
 			if !bitwise {
-				diff = closeTo(hs[0].params[step], hs[rank].params[step], 1e-6)
+				diff = firstDifference(hs[0].params[step], hs[rank].params[step], approx.Rel1(1e-6))
 			}
 			if diff != "" {
 				t.Errorf("step %d: the parameters of ranks 0 and %d differ: %s", step, rank, diff)
@@ -91,7 +92,7 @@ func checkAsOneProcess(t *testing.T, hs []history, alone history, bitwise bool) 
 		if want := alone.losses[step]; math.Abs(mean-want) > 1e-5*math.Abs(want) {
 			t.Errorf("step %d: the ranks' mean loss is %.9g, one process with their union batch has %.9g", step, mean, want)
 		}
-		if d := closeTo(hs[0].params[step], alone.params[step], 1e-5); d != "" {
+		if d := firstDifference(hs[0].params[step], alone.params[step], approx.Rel1(1e-5)); d != "" {
 			t.Errorf("step %d: rank 0's parameters and one process's differ: %s", step, d)
 		}
 	}
