@@ -31,14 +31,20 @@ func gpuBackendFor(dev Device) (*gpuBackend, error) {
 	return b.(*gpuBackend), nil
 }
 
-// openGPU opens adapter dev.Index with the allocator settings of the
-// environment (TESSERA_GPU_BUDGET, TESSERA_GPU_ALLOC).
+// openGPU opens GPU dev, a device of adapter dev.Index (or, with
+// TESSERA_LOGICAL_GPUS, of the adapter it is a logical GPU of), with the
+// allocator settings of the environment (TESSERA_GPU_BUDGET,
+// TESSERA_GPU_ALLOC).
 func openGPU(dev Device) (*gpuBackend, error) {
 	opts, err := device.OptionsFromEnv()
 	if err != nil {
 		return nil, err
 	}
-	opts.Index, opts.Adapter, opts.AllowCPU = dev.Index, "", true
+	adapter, err := adapterOf(dev)
+	if err != nil {
+		return nil, err
+	}
+	opts.Index, opts.Adapter, opts.AllowCPU = adapter, "", true
 	g, err := device.Open(opts)
 	refreshCPUBudget() // the driver mapped memory of its own
 	if err != nil {
@@ -83,7 +89,7 @@ func autoGPU() (Device, string, bool) {
 	for _, a := range adapters {
 		named := want != "" && strings.Contains(strings.ToLower(a.Name), want)
 		if (want == "" && !a.IsCPU) || named {
-			d := GPU(a.Index)
+			d := firstGPUOf(a.Index)
 			if _, err := gpuBackendFor(d); err != nil {
 				return Device{}, "", false
 			}
@@ -135,10 +141,10 @@ func TestGPU() (Device, error) {
 	if len(adapters) == 0 {
 		return Device{}, device.ErrNoAdapter
 	}
-	d := GPU(adapters[0].Index)
+	d := firstGPUOf(adapters[0].Index)
 	for _, a := range adapters {
 		if !a.IsCPU {
-			d = GPU(a.Index)
+			d = firstGPUOf(a.Index)
 			break
 		}
 	}
