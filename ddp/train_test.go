@@ -2,6 +2,7 @@ package ddp_test
 
 import (
 	"math"
+	"os"
 	"testing"
 
 	"github.com/tessera-ml/tessera/data"
@@ -122,8 +123,7 @@ func TestConcurrentThreeRanks(t *testing.T) {
 // TestConcurrentRanksOnCPUAndGPU: one rank on the CPU and one on a GPU
 // (lavapipe in CI) average to bitwise-equal gradients. Their parameters
 // agree within 1e-6 rather than bitwise: the optimizer's update runs on
-// two kinds of kernels. (Two GPU devices in one process would give bits:
-// package tensor opens one device per adapter, and lavapipe is one.)
+// two kinds of kernels. TestConcurrentRanksOnTwoGPUs gives bits.
 func TestConcurrentRanksOnCPUAndGPU(t *testing.T) {
 	gpu := devtest.MustGPU(t)
 	hs, _ := trainRanks(t, []tensor.Device{tensor.CPU, gpu}, ddp.Options{BucketBytes: 1024})
@@ -131,6 +131,23 @@ func TestConcurrentRanksOnCPUAndGPU(t *testing.T) {
 		return
 	}
 	checkAsOneProcess(t, hs, trainAlone(t, 2), false)
+}
+
+// TestConcurrentRanksOnTwoGPUs: two ranks on two GPU devices of one
+// process (two logical GPUs of one adapter, lavapipe in CI: see
+// TestMain) train step for step as one process with their union batch,
+// and their parameters are bitwise equal after every step.
+func TestConcurrentRanksOnTwoGPUs(t *testing.T) {
+	gpu := devtest.MustGPU(t)
+	second := tensor.GPU(gpu.Index + 1)
+	if err := tensor.Available(second); err != nil {
+		t.Fatalf("a second logical GPU (%s=%s): %v", tensor.LogicalGPUsEnv, os.Getenv(tensor.LogicalGPUsEnv), err)
+	}
+	hs, _ := trainRanks(t, []tensor.Device{gpu, second}, ddp.Options{BucketBytes: 1024})
+	if t.Failed() {
+		return
+	}
+	checkAsOneProcess(t, hs, trainAlone(t, 2), true)
 }
 
 // TestBucketSizeDoesNotChangeResults: buckets of one parameter each and
