@@ -40,7 +40,8 @@
 //			return nil
 //		})
 //
-// and under mpirun -np N, one process per rank, the same loop with
+// (on a machine with one adapter, TESSERA_LOGICAL_GPUS=2 makes gpu:0 and
+// gpu:1 two devices of it), and under mpirun -np N, one process per rank, the same loop with
 // g := ddp.MPI(group) from distributed.Init and dev :=
 // tensor.GPU(group.LocalRank()).
 //
