@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/tessera-ml/tessera/ddp"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -27,6 +29,14 @@ type Options struct {
 	// AfterStep, if set, is called after each step with its number and
 	// value (tests interrupt runs with it).
 	AfterStep func(step int, value float64)
+	// Watch, if set, is called after each step, on every rank, with its
+	// number, its value (the ranks' mean) and the task (tests compare the
+	// ranks' parameters with it).
+	Watch func(step int, value float64, t Task)
+	// Group is the ranks to train with; nil means distributed.Init's:
+	// every process of an mpirun launch, or this one alone. Main closes
+	// the group it opens when it returns.
+	Group ddp.Group
 }
 
 // Result is what a run did.
@@ -37,6 +47,7 @@ type Result struct {
 	First       int       // the step Values[0] belongs to
 	Metrics     []Metric  // the last evaluation
 	StepsPerSec float64   // training steps per second, evaluation left out
+	World       int       // the ranks that trained together (1 without mpirun)
 	PeakMemory  int64     // bytes: the GPU's peak allocation, or the process's peak resident set
 	Interrupted bool      // stopped by Ctrl-C or the context
 	Saved       string    // the checkpoint last written, if any
@@ -46,9 +57,35 @@ type Result struct {
 // flags are UsageErrors; -h prints the flags and returns flag.ErrHelp.
 // Training that diverges (a NaN or infinite training value) stops with
 // an error.
-func Main(p *Program, args []string, o Options) (*Result, error) {
+//
+// Under mpirun every rank runs Main with the same args and trains
+// data-parallel (see Run.Shard and Run.Backward); ranks other than 0
+// write nothing, and their errors name the rank, or are FollowerErrors
+// when every rank meets them alike (a UsageError).
+func Main(p *Program, args []string, o Options) (res *Result, err error) {
 	out := o.Stdout
 	if out == nil {
+		out = io.Discard
+	}
+	g, leave, err := join(o)
+	if err != nil {
+		return nil, err
+	}
+	rank, world := g.Rank(), g.Size()
+	defer func() {
+		if cerr := leave(); cerr != nil && err == nil {
+			err = cerr
+		}
+		if err != nil && rank != 0 {
+			var u UsageError
+			if errors.As(err, &u) {
+				err = &FollowerError{Rank: rank, Err: err}
+			} else {
+				err = fmt.Errorf("rank %d: %w", rank, err)
+			}
+		}
+	}()
+	if rank != 0 {
 		out = io.Discard
 	}
 	f, build, err := parse(p, args, out)
@@ -66,7 +103,14 @@ func Main(p *Program, args []string, o Options) (*Result, error) {
 			g.ResetPeak()
 		}
 	}
-	task, err := build(&Run{Flags: f, Device: dev, Out: out})
+	if world > 1 {
+		fmt.Fprintf(out, "data-parallel over %d ranks: -batch %d each, %d examples a step\n", world, f.Batch, world*f.Batch)
+	}
+	run := &Run{Flags: f, Device: dev, Out: out, Rank: rank, World: world}
+	if world > 1 && !p.Parallel {
+		return nil, usagef("%s does not train data-parallel: run it without mpirun, or with -np 1", p.Name)
+	}
+	task, err := build(run)
 	if err != nil {
 		return nil, err
 	}
@@ -82,13 +126,17 @@ func Main(p *Program, args []string, o Options) (*Result, error) {
 	hist := &History{Curve: curveName(p)}
 	start := 0
 	if f.Resume != "" {
-		if start, err = restore(f.Resume, p.Name, task.State(), hist, dev); err != nil {
+		if start, err = restore(f.Resume, p.Name, task.State(), hist, dev, world); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(out, "resumed from %s at step %d\n", f.Resume, start)
 		if start > total {
 			return nil, usagef("-resume %q is at step %d, past the %d steps asked for", f.Resume, start, total)
 		}
+	}
+
+	if err := parallel(p, run, task, g); err != nil {
+		return nil, err
 	}
 
 	ctx := o.Context
@@ -100,9 +148,9 @@ func Main(p *Program, args []string, o Options) (*Result, error) {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	res := &Result{Device: dev, First: start}
-	l := &loop{p: p, f: f, task: task, hist: hist, out: out, res: res, lastEval: -1}
-	if err := l.run(ctx, start, total, o.AfterStep); err != nil {
+	res = &Result{Device: dev, First: start, World: world}
+	l := &loop{p: p, f: f, task: task, hist: hist, out: out, res: res, lastEval: -1, run: run, group: g, watch: o.Watch}
+	if err := l.loop(ctx, start, total, o.AfterStep); err != nil {
 		return res, err
 	}
 	res.PeakMemory = peakMemory(dev)
@@ -124,7 +172,7 @@ func Main(p *Program, args []string, o Options) (*Result, error) {
 		}
 		fmt.Fprintf(out, "checkpoint saved to %s\n", f.Checkpoint)
 	}
-	if f.Plot != "" {
+	if f.Plot != "" && rank == 0 {
 		if err := hist.Plot(f.Plot, p.Name); err != nil {
 			return res, err
 		}
@@ -150,11 +198,16 @@ type loop struct {
 	res  *Result
 
 	lastEval int // the step of the last evaluation
+
+	run   *Run
+	group ddp.Group
+	watch func(int, float64, Task)
 }
 
-// run runs steps start … total-1, evaluating every EvalEvery steps and
-// after the last, until ctx is done.
-func (l *loop) run(ctx context.Context, start, total int, after func(int, float64)) error {
+// loop runs steps start … total-1, evaluating every EvalEvery steps and
+// after the last, until ctx is done. The ranks agree before each step
+// whether to stop, so that all stop after the same one.
+func (l *loop) loop(ctx context.Context, start, total int, after func(int, float64)) error {
 	bar := progressbar.NewOptions(total, progressbar.OptionSetWriter(l.out), progressbar.OptionSetDescription(l.p.Name),
 		progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("steps"),
 		progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(250*time.Millisecond))
@@ -163,11 +216,22 @@ func (l *loop) run(ctx context.Context, start, total int, after func(int, float6
 	l.res.Steps = start
 	began := time.Now()
 	for step := start; step < total; step++ {
+		reason := goOn
 		if ctx.Err() != nil {
+			reason = interrupted
+		} else if l.f.MaxTime > 0 && time.Since(began) >= l.f.MaxTime {
+			reason = outOfTime
+		}
+		reason, err := l.agree(reason)
+		if err != nil {
+			fmt.Fprintln(l.out)
+			return err
+		}
+		if reason == interrupted {
 			l.res.Interrupted = true
 			break
 		}
-		if l.f.MaxTime > 0 && time.Since(began) >= l.f.MaxTime {
+		if reason == outOfTime {
 			if step > start && l.lastEval != step-1 {
 				l.evaluate(step - 1)
 			}
@@ -176,6 +240,14 @@ func (l *loop) run(ctx context.Context, start, total int, after func(int, float6
 		}
 		t0 := time.Now()
 		v := l.task.Step(step)
+		if err := l.run.err; err != nil {
+			fmt.Fprintln(l.out)
+			return err
+		}
+		if v, err = l.mean(v); err != nil {
+			fmt.Fprintln(l.out)
+			return err
+		}
 		busy += time.Since(t0)
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			fmt.Fprintln(l.out)
@@ -197,6 +269,9 @@ func (l *loop) run(ctx context.Context, start, total int, after func(int, float6
 		bar.Add(1)
 		if after != nil {
 			after(step, v)
+		}
+		if l.watch != nil {
+			l.watch(step, v, l.task)
 		}
 	}
 	if !l.res.Interrupted {
@@ -226,9 +301,12 @@ func (e *SaveError) Error() string {
 func (e *SaveError) Unwrap() error { return e.Err }
 
 // save writes a checkpoint of the run after steps steps to path, or
-// returns a *SaveError.
+// returns a *SaveError; only rank 0 writes.
 func (l *loop) save(path string, steps int) error {
-	if err := save(path, l.p.Name, steps, l.task.State(), l.hist); err != nil {
+	if l.run.Rank != 0 {
+		return nil
+	}
+	if err := save(path, l.p.Name, steps, l.run.World, l.task.State(), l.hist); err != nil {
 		return &SaveError{Path: path, Step: steps, Err: err}
 	}
 	l.res.Saved = path
@@ -247,6 +325,9 @@ func (l *loop) summary() {
 	r := l.res
 	n := r.Steps - r.First
 	fmt.Fprintf(l.out, "%s: %d steps on %s (%d this run), %.2f steps/s, peak memory %s\n", l.p.Name, r.Steps, r.Device, n, r.StepsPerSec, formatBytes(r.PeakMemory))
+	if r.World > 1 {
+		fmt.Fprintf(l.out, "  data-parallel over %d ranks: %d examples a step, %.1f examples/s in all\n", r.World, r.World*l.f.Batch, r.StepsPerSec*float64(r.World*l.f.Batch))
+	}
 	if len(r.Values) > 0 {
 		fmt.Fprintf(l.out, "  final training %s: %.5g\n", l.hist.Curve, r.Values[len(r.Values)-1])
 	}

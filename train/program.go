@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/tessera-ml/tessera/data"
+	"github.com/tessera-ml/tessera/ddp"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/optim"
 	"github.com/tessera-ml/tessera/tensor"
@@ -15,6 +16,10 @@ type Program struct {
 	Name     string   // the subcommand, such as "mnist-mlp"
 	Summary  string   // one line for `tessera train --help`
 	Defaults Defaults // the common flags' defaults
+	// Parallel says the program trains data-parallel under mpirun: its
+	// Builder deals the data by Run.Shard and its Step calls
+	// Run.Backward. Without it a world of more than one is refused.
+	Parallel bool
 	// Setup registers the program's own flags on fs and returns the
 	// function that builds its Task once the flags are parsed.
 	Setup func(fs *flag.FlagSet) Builder
@@ -39,7 +44,13 @@ type Defaults struct {
 type Run struct {
 	Flags
 	Device tensor.Device
-	Out    io.Writer // the program's messages (samples, notes)
+	Out    io.Writer // the program's messages (samples, notes); io.Discard on ranks but 0
+	// Rank and World are this process's rank and the number of ranks
+	// (0 and 1 without mpirun); -batch is each rank's.
+	Rank, World int
+
+	replica *ddp.Replica // nil in a world of one
+	err     error        // the first failed collective of Backward
 }
 
 // A Task is a program's model, data and optimizer, stepped by the loop.

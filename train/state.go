@@ -28,10 +28,11 @@ func (s *State) generators() map[string]*tensor.Generator {
 	return g
 }
 
-// save writes a checkpoint of s after step steps into path, atomically.
-// It reads s and changes nothing in it, whether it fails or not.
-func save(path, program string, steps int, s *State, hist *History) error {
-	tensors, meta, err := contents(program, steps, s, hist)
+// save writes a checkpoint of s after step steps of a world of world
+// ranks into path, atomically. It reads s and changes nothing in it,
+// whether it fails or not.
+func save(path, program string, steps, world int, s *State, hist *History) error {
+	tensors, meta, err := contents(program, steps, world, s, hist)
 	if err != nil {
 		return err
 	}
@@ -39,8 +40,9 @@ func save(path, program string, steps int, s *State, hist *History) error {
 }
 
 // contents returns the tensors and the metadata of a checkpoint of s
-// after step steps.
-func contents(program string, steps int, s *State, hist *History) (map[string]*tensor.Tensor, map[string]string, error) {
+// after step steps of a world of world ranks: rank 0's state, whose
+// loader position is in the examples of its shard.
+func contents(program string, steps, world int, s *State, hist *History) (map[string]*tensor.Tensor, map[string]string, error) {
 	tensors := map[string]*tensor.Tensor{}
 	meta := map[string]string{}
 	set := func(key string, v any) error { return checkpoint.SetMeta(meta, key, v) }
@@ -48,6 +50,9 @@ func contents(program string, steps int, s *State, hist *History) (map[string]*t
 		return nil, nil, err
 	}
 	if err := set(checkpoint.MetaStep, steps); err != nil {
+		return nil, nil, err
+	}
+	if err := set(metaWorld, world); err != nil {
 		return nil, nil, err
 	}
 	if s.Model != nil {
@@ -96,11 +101,13 @@ func contents(program string, steps int, s *State, hist *History) (map[string]*t
 	return tensors, meta, nil
 }
 
-// restore loads the checkpoint at path into s and hist and returns the
-// step it was saved after. It checks the program's name and loads the
-// model strictly; nothing is half loaded when the model or the
-// optimizer does not match.
-func restore(path, program string, s *State, hist *History, dev tensor.Device) (int, error) {
+// restore loads the checkpoint at path into s and hist, for a rank of a
+// world of world ranks, and returns the step it was saved after. It
+// checks the program's name and loads the model strictly; nothing is
+// half loaded when the model or the optimizer does not match. A loader
+// resumes at the same place of its epoch whatever world saved it (see
+// rescale); a checkpoint without a world size is of a world of one.
+func restore(path, program string, s *State, hist *History, dev tensor.Device, world int) (int, error) {
 	f, err := checkpoint.Load(path, checkpoint.On(dev))
 	if err != nil {
 		return 0, err
@@ -144,7 +151,17 @@ func restore(path, program string, s *State, hist *History, dev tensor.Device) (
 		if err := f.GetMeta(checkpoint.MetaLoader, &st); err != nil {
 			return 0, err
 		}
-		if err := s.Loader.Restore(data.State(st)); err != nil {
+		saved := 1
+		if _, ok := f.Meta[metaWorld]; ok {
+			if err := f.GetMeta(metaWorld, &saved); err != nil {
+				return 0, err
+			}
+		}
+		ls, err := rescale(data.State(st), saved, world)
+		if err != nil {
+			return 0, err
+		}
+		if err := s.Loader.Restore(ls); err != nil {
 			return 0, fmt.Errorf("%s: data loader: %w", path, err)
 		}
 	}

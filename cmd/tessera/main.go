@@ -66,9 +66,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	err := catch(func() error { return cmd(args[1:], stdout) })
 	var uerr usageError
 	var terr trainpkg.UsageError
+	var follower *trainpkg.FollowerError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.As(err, &follower): // a rank of mpirun's but 0, which reports it
+		return 2
 	case errors.As(err, &uerr), errors.As(err, &terr):
 		fmt.Fprintf(stderr, "tessera %s: %s\n", name, oneLine(err))
 		return 2

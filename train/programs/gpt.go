@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/data"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/optim"
@@ -20,6 +19,7 @@ func init() {
 		Name:     "gpt",
 		Summary:  "a character-level GPT (pre-norm causal transformer, AdamW, warm-up and cosine decay) on charrnn's corpus",
 		Defaults: train.Defaults{Steps: 2000, Batch: 32, LR: 3e-3, EvalEvery: 250},
+		Parallel: true,
 		Setup: func(fs *flag.FlagSet) train.Builder {
 			c := gptConfig{}
 			fs.StringVar(&c.path, "data", "", "a text file or folder to train on (default: the .go files under $GOROOT/src, as charrnn)")
@@ -119,8 +119,8 @@ func newGPT(r *train.Run, c gptConfig) (*gpt, error) {
 		return nil, err
 	}
 	trainText, valText := corpus.train, corpus.val
-	if len(trainText) < r.Batch*(c.context+1) || len(valText) < c.context+1 {
-		return nil, train.UsageError(fmt.Sprintf("-data: %d bytes are too few for -batch %d of -context %d and a validation tenth", len(corpus.Bytes), r.Batch, c.context))
+	if len(trainText) < r.World*r.Batch*(c.context+1) || len(valText) < c.context+1 {
+		return nil, train.UsageError(fmt.Sprintf("-data: %d bytes are too few for -batch %d of -context %d and a validation tenth", len(corpus.Bytes), r.World*r.Batch, c.context))
 	}
 	m := &gpt{c: c, r: r, vocab: corpus.vocab}
 	encode := func(text []byte) []byte { return encodeSymbols[byte](corpus, text) }
@@ -133,7 +133,7 @@ func newGPT(r *train.Run, c gptConfig) (*gpt, error) {
 	if c.ragged { // cut into chunks on the host, then uploaded packed
 		loadOn = tensor.CPU
 	}
-	if m.loader, err = data.NewLoader(windows, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, DropLast: true, Device: loadOn}); err != nil {
+	if m.loader, err = data.NewLoader(windows, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, DropLast: true, Device: loadOn, Shard: r.Shard()}); err != nil {
 		return nil, err
 	}
 	V := len(m.vocab)
@@ -176,7 +176,7 @@ func (m *gpt) Step(n int) float64 {
 		} else {
 			l = m.loss(b.Tensors[0], b.Tensors[1], nn.ReduceMean)
 		}
-		autograd.Backward(l)
+		m.r.Backward(l)
 		m.opt.Step()
 		m.opt.ZeroGrad()
 		m.sched.Step()

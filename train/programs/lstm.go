@@ -2,6 +2,7 @@ package programs
 
 import (
 	"flag"
+	"fmt"
 	"math"
 
 	"github.com/tessera-ml/tessera/data"
@@ -16,6 +17,7 @@ func init() {
 		Name:     "lstm",
 		Summary:  "Karpathy's batched LSTM (fused IFOG weights, bias row, forget bias 3) repeating its input 5 steps later",
 		Defaults: train.Defaults{Steps: 1500, Batch: 32, LR: 1e-2, EvalEvery: 100},
+		Parallel: true,
 		Setup: func(fs *flag.FlagSet) train.Builder {
 			c := delayConfig{}
 			fs.IntVar(&c.hidden, "hidden", 64, "LSTM hidden units")
@@ -129,10 +131,13 @@ func newDelayTask(r *train.Run, c delayConfig) (*delayTask, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Batch > c.sequences {
+	if n := r.Shard().Len(c.sequences); r.Batch > n {
+		if r.World > 1 {
+			return nil, train.UsageError(fmt.Sprintf("-batch %d is more than each of %d ranks' share of the %d -sequences, %d", r.Batch, r.World, c.sequences, n))
+		}
 		return nil, train.UsageError("-batch must be at most -sequences")
 	}
-	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, Device: r.Device, DropLast: true})
+	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, Device: r.Device, DropLast: true, Shard: r.Shard()})
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +190,7 @@ func (t *delayTask) logits(set *data.InMemory, b *data.Batch) (logits, targets *
 }
 
 func (t *delayTask) Step(int) float64 {
-	return train.SupervisedStep(t.loader, t.opt, nil, func(b *data.Batch) *tensor.Tensor {
+	return t.r.SupervisedStep(t.loader, t.opt, nil, func(b *data.Batch) *tensor.Tensor {
 		logits, targets, _ := t.logits(t.trainSet, b)
 		return nn.CrossEntropy(logits, targets)
 	})

@@ -2,6 +2,7 @@ package programs
 
 import (
 	"flag"
+	"fmt"
 
 	"github.com/tessera-ml/tessera/data"
 	"github.com/tessera-ml/tessera/nn"
@@ -15,6 +16,7 @@ func init() {
 		Name:     "mnist-mlp",
 		Summary:  "a ReLU MLP on MNIST with Adam and cosine decay (≥ 98% test accuracy on the CPU)",
 		Defaults: train.Defaults{Epochs: 8, Batch: 128, LR: 1e-3, EvalEvery: 469},
+		Parallel: true,
 		Setup: func(fs *flag.FlagSet) train.Builder {
 			hidden := fs.Int("hidden", 512, "units in each hidden layer")
 			layers := fs.Int("layers", 2, "hidden layers")
@@ -32,6 +34,7 @@ func init() {
 // mnistMLP trains nn.NewMLP on MNIST's training set and evaluates on its
 // test set.
 type mnistMLP struct {
+	r      *train.Run
 	model  *nn.Sequential
 	opt    optim.Optimizer
 	sched  optim.Scheduler
@@ -45,10 +48,13 @@ func newMNISTMLP(r *train.Run, hidden, layers int, dir string) (*mnistMLP, error
 	if err != nil {
 		return nil, err
 	}
-	if r.Batch > trainSet.Len() {
+	if n := r.Shard().Len(trainSet.Len()); r.Batch > n {
+		if r.World > 1 {
+			return nil, train.UsageError(fmt.Sprintf("-batch %d is more than each of %d ranks' share of the training set's %d images, %d", r.Batch, r.World, trainSet.Len(), n))
+		}
 		return nil, train.UsageError("-batch must be at most the training set's 60000 images")
 	}
-	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, Device: r.Device})
+	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, Device: r.Device, Shard: r.Shard()})
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +63,7 @@ func newMNISTMLP(r *train.Run, hidden, layers int, dir string) (*mnistMLP, error
 		sizes = append(sizes, hidden)
 	}
 	sizes = append(sizes, 10)
-	m := &mnistMLP{loader: loader, test: testSet, dev: r.Device}
+	m := &mnistMLP{r: r, loader: loader, test: testSet, dev: r.Device}
 	m.model = nn.NewMLP(sizes, (*tensor.Tensor).ReLU, tensor.On(r.Device))
 	m.opt = optim.NewAdam(nn.Parameters(m.model), optim.LR(r.LR))
 	total := r.Steps
@@ -71,7 +77,7 @@ func newMNISTMLP(r *train.Run, hidden, layers int, dir string) (*mnistMLP, error
 func (m *mnistMLP) StepsPerEpoch() int { return m.loader.BatchesPerEpoch() }
 
 func (m *mnistMLP) Step(int) float64 {
-	return train.SupervisedStep(m.loader, m.opt, m.sched, func(b *data.Batch) *tensor.Tensor {
+	return m.r.SupervisedStep(m.loader, m.opt, m.sched, func(b *data.Batch) *tensor.Tensor {
 		return nn.CrossEntropy(m.model.Forward(b.Tensors[0]), b.Tensors[1])
 	})
 }

@@ -1,0 +1,222 @@
+package programs
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tessera-ml/tessera/ddp"
+	"github.com/tessera-ml/tessera/distributed"
+	"github.com/tessera-ml/tessera/nn"
+	"github.com/tessera-ml/tessera/tensor"
+	"github.com/tessera-ml/tessera/train"
+)
+
+// rankEnv holds, for a test binary started by mpirun from
+// TestMPITrainsAsOneProcess, the JSON of a rankJob.
+const rankEnv = "TESSERA_TRAIN_RANK"
+
+// A rankJob is what each rank of TestMPIRank runs: the programs with
+// their arguments, one after another in one world, each writing a line
+// per step to Dir/<program>.<rank>.
+type rankJob struct {
+	Dir  string
+	Runs []rankRun
+}
+
+type rankRun struct {
+	Program string
+	Args    []string
+}
+
+// mpirun runs TestMPIRank as np ranks with job, and returns their output;
+// without Open MPI's mpirun the test skips, or fails when
+// TESSERA_REQUIRE_MPI=1 (as in CI).
+func mpirun(t *testing.T, np int, job rankJob) (string, error) {
+	t.Helper()
+	path, err := exec.LookPath("mpirun")
+	if err == nil {
+		var v []byte
+		v, err = exec.Command(path, "--version").CombinedOutput()
+		if err == nil && !strings.Contains(string(v), "Open MPI") {
+			err = errors.New(path + " is not Open MPI's")
+		}
+	}
+	if err != nil {
+		if os.Getenv("TESSERA_REQUIRE_MPI") == "1" {
+			t.Fatalf("TESSERA_REQUIRE_MPI=1 but no Open MPI mpirun: %v", err)
+		}
+		t.Skipf("no Open MPI mpirun (apt-get install libopenmpi-dev openmpi-bin): %v", err)
+	}
+	js, err := json.Marshal(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", strconv.Itoa(np),
+		"-x", rankEnv, os.Args[0], "-test.run=^TestMPIRank$", "-test.v", "-test.count=1", "-test.timeout=90s")
+	cmd.Env = append(os.Environ(), rankEnv+"="+string(js))
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // mpirun passes it on
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "MPI is not available") {
+		t.Skipf("this build cannot reach MPI:\n%s", out)
+	}
+	return string(out), err
+}
+
+// TestMPITrainsAsOneProcess runs mnist-mlp, lstm and gpt as two ranks of
+// batch b under mpirun and alone with batch 2b: step for step the ranks'
+// mean loss is the lone process's within 1e-5 relative, and after every
+// step the two ranks' parameters are bitwise equal.
+func TestMPITrainsAsOneProcess(t *testing.T) {
+	mnistDir := tinyMNIST(t)
+	type prog struct {
+		name   string
+		args   []string
+		batch  int // each rank's
+		epochs bool
+	}
+	progs := []prog{
+		// 200 images: batches of 32 cross two epochs, each ending short.
+		{"mnist-mlp", []string{"-data", mnistDir, "-hidden", "9", "-layers", "1", "-steps", "16"}, 16, true},
+		{"lstm", []string{"-hidden", "7", "-sequences", "40", "-length", "9", "-delay", "2", "-steps", "12"}, 4, true},
+		{"gpt", []string{"-data", corpusFile(), "-context", "9", "-width", "8", "-heads", "2", "-layers", "1", "-warmup", "2", "-sample-every", "5", "-sample-len", "3", "-steps", "8"}, 2, false},
+	}
+	if os.Getenv("TESSERA_MPI_FULL") == "1" { // the acceptance run, on the real MNIST (a minute)
+		progs[0] = prog{"mnist-mlp", []string{"-steps", "50"}, 64, false}
+	}
+	common := []string{"-device", "cpu", "-eval-every", "0"}
+	job := rankJob{Dir: t.TempDir()}
+	for _, p := range progs {
+		job.Runs = append(job.Runs, rankRun{p.name, append(append([]string{}, common...), append(p.args, "-batch", strconv.Itoa(p.batch))...)})
+	}
+	start := time.Now()
+	out, err := mpirun(t, 2, job)
+	if err != nil || strings.Count(out, "--- PASS: TestMPIRank") != 2 {
+		t.Fatalf("mpirun -np 2: %v\n%s", err, out)
+	}
+	t.Logf("np=2 in %v", time.Since(start).Round(time.Millisecond))
+	for _, p := range progs {
+		var alone []float64
+		args := append(append([]string{}, common...), append(p.args, "-batch", strconv.Itoa(2*p.batch))...)
+		runProgram(t, train.Lookup(p.name), tensor.CPU, args, train.Options{Watch: func(_ int, v float64, _ train.Task) { alone = append(alone, v) }})
+		r0, r1 := readSteps(t, job.Dir, p.name, 0), readSteps(t, job.Dir, p.name, 1)
+		if len(r0) != len(alone) || len(r1) != len(alone) {
+			t.Fatalf("%s: %d and %d steps on the ranks, %d alone", p.name, len(r0), len(r1), len(alone))
+		}
+		worst := 0.0
+		for i, want := range alone {
+			if r0[i].hash != r1[i].hash {
+				t.Errorf("%s step %d: the ranks' parameters differ", p.name, i)
+			}
+			if r0[i].loss != r1[i].loss {
+				t.Errorf("%s step %d: the ranks report losses %v and %v", p.name, i, r0[i].loss, r1[i].loss)
+			}
+			d := math.Abs(r0[i].loss-want) / math.Abs(want)
+			worst = max(worst, d)
+			if d > 1e-5 {
+				t.Errorf("%s step %d: the ranks' mean loss is %.9g, one process with batch %d has %.9g", p.name, i, r0[i].loss, 2*p.batch, want)
+			}
+		}
+		t.Logf("%s: %d steps, largest relative difference of the loss %.2g", p.name, len(alone), worst)
+	}
+}
+
+// corpusFile is the text the character programs' tests train on.
+func corpusFile() string {
+	wd, _ := os.Getwd()
+	return filepath.Join(wd, "..", "..", "examples", "minchar", "input.txt")
+}
+
+// A rankStep is one line a rank wrote: a step's loss and a hash of the
+// bits of the parameters after it.
+type rankStep struct {
+	loss float64
+	hash uint64
+}
+
+func readSteps(t *testing.T, dir, program string, rank int) []rankStep {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, fmt.Sprintf("%s.%d", program, rank)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var steps []rankStep
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var s rankStep
+		if _, err := fmt.Sscan(sc.Text(), &s.loss, &s.hash); err != nil {
+			t.Fatalf("%s: %v", sc.Text(), err)
+		}
+		steps = append(steps, s)
+	}
+	return steps
+}
+
+// paramHash hashes the bits of the model's parameters, in order.
+func paramHash(m nn.Module) uint64 {
+	h := fnv.New64a()
+	for _, p := range nn.NamedParameters(m) {
+		for _, v := range p.Float32s() {
+			u := math.Float32bits(v)
+			h.Write([]byte{byte(u), byte(u >> 8), byte(u >> 16), byte(u >> 24)})
+		}
+	}
+	return h.Sum64()
+}
+
+// TestMPIRank is one rank of an mpirun launch from the tests above; run
+// alone it skips.
+func TestMPIRank(t *testing.T) {
+	js := os.Getenv(rankEnv)
+	if js == "" {
+		t.Skip("a rank of TestMPITrainsAsOneProcess, started by mpirun")
+	}
+	var job rankJob
+	if err := json.Unmarshal([]byte(js), &job); err != nil {
+		t.Fatal(err)
+	}
+	g, err := distributed.Init()
+	if errors.Is(err, distributed.ErrUnavailable) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := g.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	for _, r := range job.Runs {
+		f, err := os.Create(filepath.Join(job.Dir, fmt.Sprintf("%s.%d", r.Program, g.Rank())))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := bufio.NewWriter(f)
+		watch := func(_ int, v float64, task train.Task) {
+			fmt.Fprintf(w, "%.17g %d\n", v, paramHash(task.State().Model))
+		}
+		_, err = train.Main(train.Lookup(r.Program), r.Args, train.Options{Group: ddp.MPI(g), Watch: watch})
+		w.Flush()
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s %q: %v", r.Program, r.Args, err)
+		}
+	}
+}
