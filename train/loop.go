@@ -103,13 +103,13 @@ func Main(p *Program, args []string, o Options) (res *Result, err error) {
 			g.ResetPeak()
 		}
 	}
+	if world > 1 && !p.Parallel {
+		return nil, usagef("%s does not train data-parallel: run it without mpirun, or with -np 1", p.Name)
+	}
 	if world > 1 {
 		fmt.Fprintf(out, "data-parallel over %d ranks: -batch %d each, %d examples a step\n", world, f.Batch, world*f.Batch)
 	}
 	run := &Run{Flags: f, Device: dev, Out: out, Rank: rank, World: world}
-	if world > 1 && !p.Parallel {
-		return nil, usagef("%s does not train data-parallel: run it without mpirun, or with -np 1", p.Name)
-	}
 	task, err := build(run)
 	if err != nil {
 		return nil, err

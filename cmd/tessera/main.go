@@ -64,13 +64,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	err := catch(func() error { return cmd(args[1:], stdout) })
+	code := report(name, err, stderr)
+	if leaveWorld != nil { // after the report: under mpirun the ranks leave together, rank 0's line written
+		if cerr := leaveWorld(); cerr != nil && code == 0 {
+			fmt.Fprintf(stderr, "tessera %s: %s\n", name, oneLine(cerr))
+			code = 1
+		}
+		leaveWorld = nil
+	}
+	return code
+}
+
+// report prints err of command name on stderr, as one line, and returns
+// the exit status: 0 for none or -h, 2 for a usage error, 1 otherwise.
+// A rank of mpirun's but 0 prints nothing for an error every rank meets
+// (a FollowerError): rank 0 reports it.
+func report(name string, err error, stderr io.Writer) int {
 	var uerr usageError
 	var terr trainpkg.UsageError
 	var follower *trainpkg.FollowerError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.As(err, &follower): // a rank of mpirun's but 0, which reports it
+	case errors.As(err, &follower):
 		return 2
 	case errors.As(err, &uerr), errors.As(err, &terr):
 		fmt.Fprintf(stderr, "tessera %s: %s\n", name, oneLine(err))

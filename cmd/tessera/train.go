@@ -12,6 +12,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/tessera-ml/tessera/autograd"
+	"github.com/tessera-ml/tessera/ddp"
+	"github.com/tessera-ml/tessera/distributed"
 	"github.com/tessera-ml/tessera/internal/mnist"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/optim"
@@ -71,6 +73,11 @@ func checkSizes(f trainFlags, dev tensor.Device, trainLen, testLen int) error {
 	return nil
 }
 
+// leaveWorld, when set, closes the world of mpirun's ranks that train
+// joined; run calls it after reporting the command's error, so that no
+// rank exits (which ends the job) before rank 0 has written its line.
+var leaveWorld func() error
+
 // train runs the program args[0] names (see package train/programs),
 // lists the programs for --help, and otherwise runs the MNIST demo.
 func train(args []string, stdout io.Writer) error {
@@ -81,7 +88,12 @@ func train(args []string, stdout io.Writer) error {
 			return flag.ErrHelp
 		}
 		if p := trainpkg.Lookup(args[0]); p != nil {
-			_, err := trainpkg.Main(p, args[1:], trainpkg.Options{Stdout: stdout, Signals: true})
+			g, err := distributed.Init() // a world of one without mpirun
+			if err != nil {
+				return err
+			}
+			leaveWorld = g.Close
+			_, err = trainpkg.Main(p, args[1:], trainpkg.Options{Stdout: stdout, Signals: true, Group: ddp.MPI(g)})
 			return err
 		}
 		if !strings.HasPrefix(args[0], "-") {
