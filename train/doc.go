@@ -37,4 +37,37 @@
 // such as a recurrent state, and a JSON value of the program's own. Each
 // step must depend only on that state, so that a resumed run repeats an
 // uninterrupted one exactly.
+//
+// # Data-parallel training
+//
+// Under Open MPI's mpirun every rank runs the same command, unchanged:
+//
+//	mpirun -np 2 tessera train mnist-mlp -steps 50 -batch 64
+//
+// trains as one process with -batch 128 would, up to the rounding of
+// another summation order (which training can amplify: see
+// TestMPITrainsAsOneProcess). -batch is each rank's.
+// Main joins the world (distributed.Init, or Options.Group), wraps the
+// task's model in a ddp.Replica, which starts every rank from rank 0's
+// parameters, and the program deals its data by Run.Shard (PyTorch's
+// DistributedSampler: batch i of all the ranks together is batch i of
+// one process with batch World·b) and steps with Run.Backward, which
+// leaves every rank the mean gradient, so the replicas stay bitwise
+// equal. The value of each step is the ranks' mean; the ranks agree
+// before each step whether to stop (Ctrl-C, -max-time), so all stop
+// after the same one. Rank 0 alone prints, saves checkpoints and draws
+// the curves; the summary gives the world size and the examples per
+// second of all the ranks. Programs set Program.Parallel when they
+// shard and step so (mnist-mlp, lstm, gpt); others, and worlds the flags
+// cannot serve (more ranks than examples, a -batch above a rank's share
+// of the data), are refused with one line.
+//
+// A checkpoint holds rank 0's state and the world size it was saved at,
+// and resumes at any other at the same place: the same step, and the
+// same epoch with the same number of its examples handed out to the
+// world (in the epoch's order), so that a run of 2 ranks of batch 64
+// resumed alone with batch 128 goes on with the examples the two would
+// have seen. The new ranks must share that number evenly (a world of one
+// always can); else -resume is refused with one line. The end of an
+// epoch is its end at any world size.
 package train
