@@ -58,7 +58,8 @@
 // after the same one. Rank 0 alone prints, saves checkpoints and draws
 // the curves; the summary gives the world size and the examples per
 // second of all the ranks. Programs set Program.Parallel when they
-// shard and step so (mnist-mlp, lstm, gpt); others, and worlds the flags
+// shard and step so (mnist-mlp, lstm, gpt, and mnist-cnn, whose batch
+// norms see each rank's part alone); others, and worlds the flags
 // cannot serve (more ranks than examples, a -batch above a rank's share
 // of the data), are refused with one line.
 //

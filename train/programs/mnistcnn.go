@@ -2,11 +2,11 @@ package programs
 
 import (
 	"flag"
+	"fmt"
 	"math"
 
 	"github.com/go-gl/mathgl/mgl32"
 
-	"github.com/tessera-ml/tessera/autograd"
 	"github.com/tessera-ml/tessera/data"
 	"github.com/tessera-ml/tessera/internal/mnist"
 	"github.com/tessera-ml/tessera/nn"
@@ -20,6 +20,7 @@ func init() {
 		Name:     "mnist-cnn",
 		Summary:  "a batch-normalised CNN on MNIST with random affine augmentation and one-cycle Adam (≥ 99% test accuracy on the CPU)",
 		Defaults: train.Defaults{Epochs: 3, Batch: 128, LR: 5e-3, EvalEvery: 469},
+		Parallel: true,
 		Setup: func(fs *flag.FlagSet) train.Builder {
 			c := cnnConfig{}
 			fs.IntVar(&c.width, "width", 16, "channels of the first convolution (the second has twice as many)")
@@ -46,7 +47,13 @@ type cnnConfig struct {
 //
 // with Adam under a one-cycle schedule, and tests it in evaluation mode
 // (the batch norms' running statistics) on the test set.
+//
+// Data-parallel, each rank normalises by its own part of the batch (there
+// is no SyncBatchNorm) and keeps rank 0's running statistics, so the
+// ranks train as PyTorch's DistributedDataParallel does, not as one
+// process with their union batch; the augmentation is the union batch's.
 type mnistCNN struct {
+	r      *train.Run
 	c      cnnConfig
 	model  *nn.Sequential
 	opt    optim.Optimizer
@@ -68,15 +75,18 @@ func newMNISTCNN(r *train.Run, c cnnConfig) (*mnistCNN, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.Batch > trainSet.Len() {
+	if n := r.Shard().Len(trainSet.Len()); r.Batch > n {
+		if r.World > 1 {
+			return nil, train.UsageError(fmt.Sprintf("-batch %d is more than each of %d ranks' share of the training set's %d images, %d", r.Batch, r.World, trainSet.Len(), n))
+		}
 		return nil, train.UsageError("-batch must be at most the training set's 60000 images")
 	}
 	// The batches stay on the CPU, where the augmentation warps them.
-	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed})
+	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, Shard: r.Shard()})
 	if err != nil {
 		return nil, err
 	}
-	m := &mnistCNN{c: c, loader: loader, test: testSet, dev: r.Device, aug: tensor.NewGenerator(r.Seed + 1)}
+	m := &mnistCNN{r: r, c: c, loader: loader, test: testSet, dev: r.Device, aug: tensor.NewGenerator(r.Seed + 1)}
 	on := tensor.On(r.Device)
 	w := c.width
 	same := tensor.ConvOptions{Padding: [2]int{1, 1}}
@@ -111,7 +121,7 @@ func (m *mnistCNN) Step(int) float64 {
 		b := train.NextBatch(m.loader)
 		x := m.augment(b.Tensors[0]).To(m.dev)
 		l := nn.CrossEntropy(m.model.Forward(x), b.Tensors[1].To(m.dev))
-		autograd.Backward(l)
+		m.r.Backward(l)
 		m.opt.Step()
 		m.opt.ZeroGrad()
 		m.sched.Step()
@@ -123,13 +133,21 @@ func (m *mnistCNN) Step(int) float64 {
 // augment returns the images of x ([n, 784], on the CPU) each under its
 // own random affine map about the centre: a rotation within ±rotate
 // degrees, a scale within 1 ± scale and a shift within ±shift pixels,
-// drawn from the augmentation generator.
+// drawn from the augmentation generator. Every rank draws the maps of
+// the whole global batch and takes its rows' (rank r's row i is row
+// r + i·World of the global batch, as data.Shard deals them).
 func (m *mnistCNN) augment(x *tensor.Tensor) *tensor.Tensor {
 	n := x.Shape()[0]
 	if m.c.rotate == 0 && m.c.scale == 0 && m.c.shift == 0 {
 		return x
 	}
-	u := tensor.Uniform([]int{n, 4}, -1, 1, tensor.WithGenerator(m.aug)).Float32s()
+	W := max(m.r.World, 1)
+	all := tensor.Uniform([]int{W * n, 4}, -1, 1, tensor.WithGenerator(m.aug)).Float32s()
+	u := make([]float32, 0, 4*n)
+	for i := range n {
+		j := m.r.Rank + i*W
+		u = append(u, all[4*j:4*j+4]...)
+	}
 	src := x.Float32s()
 	dst := make([]float32, len(src))
 	const centre = (mnist.Cols - 1) / 2.0

@@ -82,20 +82,22 @@ func mpirun(t *testing.T, np int, job rankJob) (string, error) {
 // TestMPITrainsAsOneProcess runs mnist-mlp, lstm and gpt as two ranks of
 // batch b under mpirun and alone with batch 2b: step for step the ranks'
 // mean loss is the lone process's within 1e-5 relative, and after every
-// step the two ranks' parameters are bitwise equal.
+// step the two ranks' parameters are bitwise equal. mnist-cnn's batch
+// norms normalise each rank's part alone, so its ranks only agree.
 func TestMPITrainsAsOneProcess(t *testing.T) {
 	mnistDir := tinyMNIST(t)
 	type prog struct {
-		name   string
-		args   []string
-		batch  int // each rank's
-		epochs bool
+		name  string
+		args  []string
+		batch int  // each rank's
+		bn    bool // batch norm: each rank normalises by its own part, so only the ranks agree
 	}
 	progs := []prog{
 		// 200 images: batches of 32 cross two epochs, each ending short.
-		{"mnist-mlp", []string{"-data", mnistDir, "-hidden", "9", "-layers", "1", "-steps", "16"}, 16, true},
-		{"lstm", []string{"-hidden", "7", "-sequences", "40", "-length", "9", "-delay", "2", "-steps", "12"}, 4, true},
+		{"mnist-mlp", []string{"-data", mnistDir, "-hidden", "9", "-layers", "1", "-steps", "16"}, 16, false},
+		{"lstm", []string{"-hidden", "7", "-sequences", "40", "-length", "9", "-delay", "2", "-steps", "12"}, 4, false},
 		{"gpt", []string{"-data", corpusFile(), "-context", "9", "-width", "8", "-heads", "2", "-layers", "1", "-warmup", "2", "-sample-every", "5", "-sample-len", "3", "-steps", "8"}, 2, false},
+		{"mnist-cnn", []string{"-data", mnistDir, "-width", "2", "-steps", "8"}, 16, true},
 	}
 	// TESSERA_MPI_FULL=1 runs the acceptance sizes instead: the
 	// programs' defaults for 50 steps, mnist-mlp on the real MNIST (10 s),
@@ -143,11 +145,11 @@ func TestMPITrainsAsOneProcess(t *testing.T) {
 			if os.Getenv("TESSERA_MPI_FULL") == "1" {
 				t.Logf("%s step %d: %.3g", p.name, i, d)
 			}
-			if d > 1e-5 {
+			if d > 1e-5 && !p.bn {
 				t.Errorf("%s step %d: the ranks' mean loss is %.9g, one process with batch %d has %.9g", p.name, i, r0[i].loss, 2*p.batch, want)
 			}
 		}
-		t.Logf("%s: %d steps, largest relative difference of the loss %.2g", p.name, len(alone), worst)
+		t.Logf("%s: %d steps, the ranks bitwise equal, largest relative difference of the loss from one process's %.2g", p.name, len(alone), worst)
 	}
 }
 
