@@ -30,8 +30,8 @@ import (
 const rankEnv = "TESSERA_TRAIN_RANK"
 
 // A rankJob is what each rank of TestMPIRank runs: the programs with
-// their arguments, one after another in one world, each writing a line
-// per step to Dir/<program>.<rank>.
+// their arguments, one after another in one world, run k writing a line
+// per step to Dir/<k>.<rank>.
 type rankJob struct {
 	Dir  string
 	Runs []rankRun
@@ -40,6 +40,7 @@ type rankJob struct {
 type rankRun struct {
 	Program string
 	Args    []string
+	StopAt  int // if positive, rank 1 alone is interrupted after this step
 }
 
 // mpirun runs TestMPIRank as np ranks with job, and returns their output;
@@ -116,19 +117,29 @@ func TestMPITrainsAsOneProcess(t *testing.T) {
 	common := []string{"-device", "cpu", "-eval-every", "0"}
 	job := rankJob{Dir: t.TempDir()}
 	for _, p := range progs {
-		job.Runs = append(job.Runs, rankRun{p.name, append(append([]string{}, common...), append(p.args, "-batch", strconv.Itoa(p.batch))...)})
+		job.Runs = append(job.Runs, rankRun{Program: p.name, Args: append(append([]string{}, common...), append(p.args, "-batch", strconv.Itoa(p.batch))...)})
 	}
+	// Rank 1 alone interrupted after step 2 of 10: both stop after it,
+	// and rank 0 alone saves the checkpoint.
+	stopped := filepath.Join(job.Dir, "stopped.safetensors")
+	job.Runs = append(job.Runs, rankRun{Program: "lstm", Args: append(append([]string{}, job.Runs[1].Args...), "-steps", "10", "-checkpoint", stopped), StopAt: 2})
 	start := time.Now()
 	out, err := mpirun(t, 2, job)
 	if err != nil || strings.Count(out, "--- PASS: TestMPIRank") != 2 {
 		t.Fatalf("mpirun -np 2: %v\n%s", err, out)
 	}
 	t.Logf("np=2 in %v", time.Since(start).Round(time.Millisecond))
-	for _, p := range progs {
+	if n0, n1 := len(readSteps(t, job.Dir, len(job.Runs)-1, 0)), len(readSteps(t, job.Dir, len(job.Runs)-1, 1)); n0 != 3 || n1 != 3 {
+		t.Errorf("rank 1 interrupted after step 2: the ranks ran %d and %d steps, want 3 each", n0, n1)
+	}
+	if _, err := os.Stat(stopped); err != nil {
+		t.Errorf("rank 0 saved no checkpoint on the interrupt: %v", err)
+	}
+	for k, p := range progs {
 		var alone []float64
 		args := append(append([]string{}, common...), append(p.args, "-batch", strconv.Itoa(2*p.batch))...)
 		runProgram(t, train.Lookup(p.name), tensor.CPU, args, train.Options{Watch: func(_ int, v float64, _ train.Task) { alone = append(alone, v) }})
-		r0, r1 := readSteps(t, job.Dir, p.name, 0), readSteps(t, job.Dir, p.name, 1)
+		r0, r1 := readSteps(t, job.Dir, k, 0), readSteps(t, job.Dir, k, 1)
 		if len(r0) != len(alone) || len(r1) != len(alone) {
 			t.Fatalf("%s: %d and %d steps on the ranks, %d alone", p.name, len(r0), len(r1), len(alone))
 		}
@@ -166,9 +177,10 @@ type rankStep struct {
 	hash uint64
 }
 
-func readSteps(t *testing.T, dir, program string, rank int) []rankStep {
+// readSteps reads what rank wrote for run k of a rankJob.
+func readSteps(t *testing.T, dir string, k, rank int) []rankStep {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, fmt.Sprintf("%s.%d", program, rank)))
+	f, err := os.Open(filepath.Join(dir, fmt.Sprintf("%d.%d", k, rank)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,8 +232,8 @@ func TestMPIRank(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	for _, r := range job.Runs {
-		f, err := os.Create(filepath.Join(job.Dir, fmt.Sprintf("%s.%d", r.Program, g.Rank())))
+	for k, r := range job.Runs {
+		f, err := os.Create(filepath.Join(job.Dir, fmt.Sprintf("%d.%d", k, g.Rank())))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,7 +241,17 @@ func TestMPIRank(t *testing.T) {
 		watch := func(_ int, v float64, task train.Task) {
 			fmt.Fprintf(w, "%.17g %d\n", v, paramHash(task.State().Model))
 		}
-		_, err = train.Main(train.Lookup(r.Program), r.Args, train.Options{Group: ddp.MPI(g), Watch: watch})
+		ctx, cancel := context.WithCancel(context.Background())
+		after := func(step int, _ float64) {
+			if r.StopAt > 0 && step == r.StopAt && g.Rank() == 1 {
+				cancel()
+			}
+		}
+		res, err := train.Main(train.Lookup(r.Program), r.Args, train.Options{Group: ddp.MPI(g), Watch: watch, AfterStep: after, Context: ctx})
+		cancel()
+		if err == nil && r.StopAt > 0 && !res.Interrupted {
+			t.Errorf("%s: rank %d was not interrupted", r.Program, g.Rank())
+		}
 		w.Flush()
 		f.Close()
 		if err != nil {
