@@ -1,14 +1,11 @@
 package ddp_test
 
 import (
-	"context"
 	"errors"
 	"hash/fnv"
 	"math"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +13,7 @@ import (
 	"github.com/tessera-ml/tessera/ddp"
 	"github.com/tessera-ml/tessera/distributed"
 	"github.com/tessera-ml/tessera/internal/approx"
+	"github.com/tessera-ml/tessera/internal/devtest/mpitest"
 	"github.com/tessera-ml/tessera/tensor"
 )
 
@@ -29,27 +27,15 @@ const childEnv = "TESSERA_DDP_CHILD"
 // ErrMismatch naming rank 1. Without Open MPI it skips (fails when
 // TESSERA_REQUIRE_MPI=1, as in CI).
 func TestMPITrainsAsOneProcess(t *testing.T) {
-	path, err := exec.LookPath("mpirun")
-	if err != nil {
-		if os.Getenv("TESSERA_REQUIRE_MPI") == "1" {
-			t.Fatalf("TESSERA_REQUIRE_MPI=1 but no mpirun: %v", err)
-		}
-		t.Skipf("no Open MPI mpirun (apt-get install libopenmpi-dev openmpi-bin): %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", "2",
-		"-x", childEnv+"=1", os.Args[0], "-test.run=^TestMPIChild$", "-test.v", "-test.count=1", "-test.timeout=60s")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // mpirun passes it on
-	cmd.WaitDelay = 10 * time.Second
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	took := time.Since(start).Round(time.Millisecond)
-	if strings.Count(string(out), "MPI is not available") == 2 {
+	out, err, took := mpitest.Job{
+		NP: 2, Flags: []string{"--tag-output"}, Env: []string{childEnv + "=1"},
+		Args: []string{os.Args[0], "-test.run=^TestMPIChild$", "-test.v", "-test.count=1", "-test.timeout=60s"},
+	}.Run(t)
+	took = took.Round(time.Millisecond)
+	if strings.Count(out, "MPI is not available") == 2 {
 		t.Skipf("this build cannot reach MPI:\n%s", out)
 	}
-	if err != nil || strings.Count(string(out), "--- PASS: TestMPIChild") != 2 {
+	if err != nil || strings.Count(out, "--- PASS: TestMPIChild") != 2 {
 		t.Fatalf("mpirun -np 2 (%v): %v\n%s", took, err, out)
 	}
 	t.Logf("np=2 in %v", took)

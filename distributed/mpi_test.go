@@ -1,16 +1,15 @@
 package distributed
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tessera-ml/tessera/internal/devtest/mpitest"
 )
 
 // TestMain closes the group that a test or benchmark run under mpirun
@@ -40,36 +39,10 @@ const childEnv = "TESSERA_DISTRIBUTED_CHILD"
 // (as in CI, whose ci/test.sh installs it).
 func mpirun(t *testing.T, part string, np int, limit time.Duration) (string, error, time.Duration) {
 	t.Helper()
-	path, err := exec.LookPath("mpirun")
-	if err == nil {
-		var v []byte
-		v, err = exec.Command(path, "--version").CombinedOutput()
-		if err == nil && !strings.Contains(string(v), "Open MPI") {
-			err = errors.New(path + " is not Open MPI's: " + strings.TrimSpace(string(v)))
-		}
-	}
-	if err != nil {
-		why := "no Open MPI mpirun (apt-get install libopenmpi-dev openmpi-bin): " + err.Error()
-		if os.Getenv("TESSERA_REQUIRE_MPI") == "1" {
-			t.Fatalf("TESSERA_REQUIRE_MPI=1 but %s", why)
-		}
-		t.Skip(why + "; TESSERA_REQUIRE_MPI=1 makes this a failure")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--allow-run-as-root", "--oversubscribe", "--tag-output",
-		"-np", strconv.Itoa(np), "-x", childEnv+"="+part,
-		os.Args[0], "-test.run=^TestMPIChild$", "-test.v", "-test.count=1", "-test.timeout="+limit.String())
-	cmd.Env = append(os.Environ(), childEnv+"="+part)
-	// mpirun passes SIGTERM on to the ranks; a SIGKILL would orphan them.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		err = errors.New("mpirun ran past " + limit.String() + ": " + err.Error())
-	}
-	return string(out), err, time.Since(start)
+	return mpitest.Job{
+		NP: np, Flags: []string{"--tag-output"}, Env: []string{childEnv + "=" + part}, Limit: limit,
+		Args: []string{os.Args[0], "-test.run=^TestMPIChild$", "-test.v", "-test.count=1", "-test.timeout=" + limit.String()},
+	}.Run(t)
 }
 
 // TestMPI runs the collectives at np=2 (TestMPIChild, part

@@ -1,19 +1,15 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/tessera-ml/tessera/internal/devtest/mpitest"
 	"github.com/tessera-ml/tessera/internal/mnist"
 )
 
@@ -24,27 +20,8 @@ import (
 // (as in CI).
 func mpirunCommand(t *testing.T, np int, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	path, err := exec.LookPath("mpirun")
-	if err == nil {
-		var v []byte
-		v, err = exec.Command(path, "--version").CombinedOutput()
-		if err == nil && !strings.Contains(string(v), "Open MPI") {
-			err = errors.New(path + " is not Open MPI's")
-		}
-	}
-	if err != nil {
-		if os.Getenv("TESSERA_REQUIRE_MPI") == "1" {
-			t.Fatalf("TESSERA_REQUIRE_MPI=1 but no Open MPI mpirun: %v", err)
-		}
-		t.Skipf("no Open MPI mpirun (apt-get install libopenmpi-dev openmpi-bin): %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	cmd, cancel := mpitest.Job{NP: np, Flags: []string{"-q"}, Env: []string{asCommandEnv + "=1"}, Args: append([]string{os.Args[0]}, args...)}.Command(t)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, append([]string{"--allow-run-as-root", "--oversubscribe", "-q", "-np", strconv.Itoa(np),
-		"-x", asCommandEnv, os.Args[0]}, args...)...)
-	cmd.Env = append(os.Environ(), asCommandEnv+"=1")
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // mpirun passes it on
-	cmd.WaitDelay = 10 * time.Second
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	cmd.Run()

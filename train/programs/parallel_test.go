@@ -9,17 +9,16 @@ import (
 	"hash/fnv"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tessera-ml/tessera/ddp"
 	"github.com/tessera-ml/tessera/distributed"
+	"github.com/tessera-ml/tessera/internal/devtest/mpitest"
 	"github.com/tessera-ml/tessera/nn"
 	"github.com/tessera-ml/tessera/tensor"
 	"github.com/tessera-ml/tessera/train"
@@ -48,36 +47,19 @@ type rankRun struct {
 // TESSERA_REQUIRE_MPI=1 (as in CI).
 func mpirun(t *testing.T, np int, job rankJob) (string, error) {
 	t.Helper()
-	path, err := exec.LookPath("mpirun")
-	if err == nil {
-		var v []byte
-		v, err = exec.Command(path, "--version").CombinedOutput()
-		if err == nil && !strings.Contains(string(v), "Open MPI") {
-			err = errors.New(path + " is not Open MPI's")
-		}
-	}
-	if err != nil {
-		if os.Getenv("TESSERA_REQUIRE_MPI") == "1" {
-			t.Fatalf("TESSERA_REQUIRE_MPI=1 but no Open MPI mpirun: %v", err)
-		}
-		t.Skipf("no Open MPI mpirun (apt-get install libopenmpi-dev openmpi-bin): %v", err)
-	}
+	mpitest.Mpirun(t)
 	js, err := json.Marshal(job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, "--allow-run-as-root", "--oversubscribe", "--tag-output", "-np", strconv.Itoa(np),
-		"-x", rankEnv, os.Args[0], "-test.run=^TestMPIRank$", "-test.v", "-test.count=1", "-test.timeout=90s")
-	cmd.Env = append(os.Environ(), rankEnv+"="+string(js))
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) } // mpirun passes it on
-	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.CombinedOutput()
-	if strings.Contains(string(out), "MPI is not available") {
+	out, err, _ := mpitest.Job{
+		NP: np, Flags: []string{"--tag-output"}, Env: []string{rankEnv + "=" + string(js)}, Limit: 90 * time.Second,
+		Args: []string{os.Args[0], "-test.run=^TestMPIRank$", "-test.v", "-test.count=1", "-test.timeout=90s"},
+	}.Run(t)
+	if strings.Contains(out, "MPI is not available") {
 		t.Skipf("this build cannot reach MPI:\n%s", out)
 	}
-	return string(out), err
+	return out, err
 }
 
 // TestMPITrainsAsOneProcess runs mnist-mlp, lstm and gpt as two ranks of
