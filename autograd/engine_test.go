@@ -447,3 +447,24 @@ func TestStolenGradsStayApart(t *testing.T) {
 		}
 	}
 }
+
+// TestRemovedHookIsNotCalled: a hook taken off with its handle's Remove
+// is skipped by backward; the others still run, in order.
+func TestRemovedHookIsNotCalled(t *testing.T) {
+	x := tensor.New([]float64{1, 2}).SetRequiresGrad(true)
+	var calls []string
+	first := x.RegisterHook(func(g *tensor.Tensor) *tensor.Tensor { calls = append(calls, "first"); return g.MulScalar(10) })
+	x.RegisterHook(func(g *tensor.Tensor) *tensor.Tensor { calls = append(calls, "second"); return nil })
+	first.Remove()
+	first.Remove() // idempotent
+	autograd.Backward(x.Mul(x).Sum())
+	if len(calls) != 1 || calls[0] != "second" {
+		t.Fatalf("hooks called: %v, want only the second", calls)
+	}
+	if got := x.Grad().Float64s(); got[0] != 2 || got[1] != 4 {
+		t.Fatalf("grad %v, want [2 4]: the removed hook's scaling must not apply", got)
+	}
+	if n := len(x.Hooks()); n != 1 {
+		t.Fatalf("Hooks has %d entries after a removal, want 1", n)
+	}
+}

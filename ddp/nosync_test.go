@@ -150,3 +150,28 @@ func TestBackwardOutsideReplicaPanics(t *testing.T) {
 		t.Errorf("Backward after the panic: %v", err)
 	}
 }
+
+// TestCloseTakesTheHooksOff: after Close the model trains alone with
+// autograd.Backward, and the closed Replica's Backward is an error.
+func TestCloseTakesTheHooksOff(t *testing.T) {
+	c := tensor.NewContext()
+	model := mlp(sizes, 1, tensor.CPU, c)
+	r, err := ddp.New(model, fakeGroup{rank: 0, size: 2}, ddp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	r.Close() // idempotent
+	x, y := problem.batch([]int{0, 1}, tensor.CPU, c)
+	if err := tensor.Catch(func() { autograd.Backward(nn.CrossEntropy(model.Forward(x), y)) }); err != nil {
+		t.Fatalf("autograd.Backward after Close: %v", err)
+	}
+	for _, p := range nn.Parameters(model) {
+		if p.Grad() == nil {
+			t.Fatal("a parameter has no gradient after autograd.Backward")
+		}
+	}
+	if err := r.Backward(nn.CrossEntropy(model.Forward(x), y)); !errors.Is(err, tensor.ErrArgument) || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Backward of a closed Replica: %v, want ErrArgument saying it is closed", err)
+	}
+}

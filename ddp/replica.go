@@ -56,6 +56,8 @@ type Replica struct {
 	next    int       // the next bucket to reduce this step
 	arrival []int     // the parameters in the order their hooks ran, until rebuilt
 	rebuilt bool      // the buckets follow the first synchronised pass's order
+	hooks   []*tensor.HookHandle
+	closed  bool
 }
 
 // A param is a parameter that requires grad, and its place in a bucket.
@@ -122,7 +124,7 @@ func New(module nn.Module, group Group, opts Options) (*Replica, error) {
 			return nil, &Error{Op: "New", Rank: -1, Err: tensor.ErrArgument, Detail: err.Error()}
 		}
 		for i, p := range r.params {
-			p.t.RegisterHook(r.hook(i))
+			r.hooks = append(r.hooks, p.t.RegisterHook(r.hook(i)))
 		}
 	}
 	return r, nil
@@ -187,6 +189,9 @@ func (r *Replica) Buckets() [][]string {
 // Backward and NoSync would leave each rank with its own gradients, so
 // the hooks panic with a *tensor.Error wrapping ErrAutograd then.
 func (r *Replica) Backward(loss *tensor.Tensor, opts ...autograd.Option) error {
+	if r.closed {
+		return errorf("Backward", tensor.ErrArgument, "the Replica is closed")
+	}
 	if r.noSync > 0 || r.group.Size() == 1 {
 		autograd.Backward(loss, opts...)
 		return nil
@@ -211,6 +216,18 @@ func (r *Replica) NoSync(f func()) {
 	r.noSync++
 	defer func() { r.noSync-- }()
 	f()
+}
+
+// Close takes the Replica's gradient hooks off the model's parameters,
+// so that the model trains alone again with autograd.Backward, or can be
+// wrapped in a new Replica. Backward on a closed Replica is an *Error
+// wrapping tensor.ErrArgument; Close is idempotent. It communicates
+// nothing.
+func (r *Replica) Close() {
+	for _, h := range r.hooks {
+		h.Remove()
+	}
+	r.hooks, r.closed = nil, true
 }
 
 // SyncBuffers copies rank 0's buffers into every other rank's, in place.

@@ -25,6 +25,13 @@ func adversarialMethods2() []A.Case {
 		A.C("Tensor.RSub", sc((*T).RSub)),
 		A.C("Tensor.ReLU", un((*T).ReLU)),
 		A.C("Tensor.RegisterHook", A.Each(func(x *T) { x.RegisterHook(nil) })),
+		A.C("HookHandle.Remove", A.Each(func(x *T) {
+			var none *tensor.HookHandle
+			none.Remove()
+			h := x.RegisterHook(func(g *T) *T { return g })
+			h.Remove()
+			h.Remove()
+		})),
 		A.C("Tensor.Release", A.Each(func(x *T) { x.Release(); x.Release() })),
 		A.C("Tensor.RequiresGrad", A.Each(func(x *T) { x.RequiresGrad() })),
 		A.C("Tensor.Reshape", ints(func(x *T, i []int) { x.Reshape(i...) }, 3, -1)),

@@ -293,8 +293,9 @@ func (t *Tensor) RetainsGrad() bool {
 
 // RegisterHook adds a function backward calls with t's gradient before
 // using it; a non-nil result replaces the gradient (torch's
-// Tensor.register_hook). A nil hook is ErrArgument.
-func (t *Tensor) RegisterHook(h func(grad *Tensor) *Tensor) {
+// Tensor.register_hook). It returns the handle that removes the hook. A
+// nil hook is ErrArgument.
+func (t *Tensor) RegisterHook(h func(grad *Tensor) *Tensor) *HookHandle {
 	t.nonNil("RegisterHook", 0)
 	if h == nil {
 		fail("RegisterHook", ErrArgument, "the hook is nil", t)
@@ -303,15 +304,46 @@ func (t *Tensor) RegisterHook(h func(grad *Tensor) *Tensor) {
 		t.hooks = new([]func(*Tensor) *Tensor)
 	}
 	*t.hooks = append(*t.hooks, h)
+	return &HookHandle{hooks: t.hooks, i: len(*t.hooks) - 1}
 }
 
-// Hooks returns t's gradient hooks in registration order.
+// A HookHandle takes off the hook RegisterHook added (torch's
+// RemovableHandle).
+type HookHandle struct {
+	hooks *[]func(*Tensor) *Tensor // nil once removed
+	i     int
+}
+
+// Remove takes the hook off its tensor: backward no longer calls it. It
+// is idempotent and does nothing on a nil handle.
+func (h *HookHandle) Remove() {
+	if h == nil || h.hooks == nil {
+		return
+	}
+	(*h.hooks)[h.i] = nil
+	h.hooks = nil
+}
+
+// Hooks returns t's gradient hooks in registration order, those removed
+// left out.
 func (t *Tensor) Hooks() []func(*Tensor) *Tensor {
 	t.nonNil("Hooks", 0)
 	if t.hooks == nil {
 		return nil
 	}
-	return *t.hooks
+	hs := *t.hooks
+	for _, h := range hs {
+		if h == nil { // some were removed: copy the others
+			var live []func(*Tensor) *Tensor
+			for _, h := range hs {
+				if h != nil {
+					live = append(live, h)
+				}
+			}
+			return live
+		}
+	}
+	return hs
 }
 
 // Detach returns a view of t's storage that is cut from the graph: a
