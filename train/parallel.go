@@ -55,18 +55,7 @@ func (r *Run) Backward(loss *tensor.Tensor) {
 // SupervisedStep is the package's SupervisedStep with Run.Backward: one
 // optimizer step on the rank's next batch of l, data-parallel.
 func (r *Run) SupervisedStep(l *data.Loader, opt optim.Optimizer, sched optim.Scheduler, loss func(b *data.Batch) *tensor.Tensor) float64 {
-	var v float64
-	tensor.Scope(func() {
-		ls := loss(NextBatch(l))
-		r.Backward(ls)
-		opt.Step()
-		opt.ZeroGrad()
-		if sched != nil {
-			sched.Step()
-		}
-		v = ls.Item()
-	})
-	return v
+	return supervisedStep(l, opt, sched, loss, r.Backward)
 }
 
 // join returns the world of the run: o.Group, or distributed.Init's
