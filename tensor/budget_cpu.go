@@ -177,10 +177,9 @@ func cpuBudgetFrom(env string, limits []memlimit.Limit, goLimit int64) (BudgetIn
 	if goLimit > 0 && goLimit < b.Bytes {
 		b = BudgetInfo{Bytes: goLimit, Source: "Go's memory limit (GOMEMLIMIT)"}
 	}
-	for _, l := range limits {
-		if !l.Hard {
-			continue
-		}
+	// What a hard limit leaves grows with what it has available, so the
+	// tightest one leaves the least.
+	if l, ok := memlimit.Tightest(limits); ok {
 		avail := l.Available()
 		headroom := int64(headroomFloor) + avail/headroomShare
 		if n := max(0, avail-headroom); n < b.Bytes {
