@@ -319,13 +319,13 @@ func (l *plan) make(ctx *tensor.Context, epoch, position int, idx []int) (b *Bat
 		var t *tensor.Tensor
 		switch field.DType {
 		case tensor.Float32:
-			t = build[float32](l.ds, f, shape, idx, opts)
+			t = build[float32](l.ds, f, field.DType, shape, idx, opts)
 		case tensor.Float64:
-			t = build[float64](l.ds, f, shape, idx, opts)
+			t = build[float64](l.ds, f, field.DType, shape, idx, opts)
 		case tensor.Int32:
-			t = build[int32](l.ds, f, shape, idx, opts)
+			t = build[int32](l.ds, f, field.DType, shape, idx, opts)
 		case tensor.Bool:
-			t = build[bool](l.ds, f, shape, idx, opts)
+			t = build[bool](l.ds, f, field.DType, shape, idx, opts)
 		default:
 			panic(fmt.Sprintf("data: field %d has dtype %v", f, field.DType))
 		}
@@ -338,31 +338,19 @@ func (l *plan) make(ctx *tensor.Context, epoch, position int, idx []int) (b *Bat
 }
 
 // build gathers field f of the examples idx and makes them a tensor of
-// shape with opts. A batch beyond the CPU budget panics with the
+// shape with opts; dt is T's dtype. A batch beyond the CPU budget panics with the
 // out-of-memory *tensor.Error before its host slice is made (make
 // catches the panic and reports it as the batch's failure).
-func build[T tensor.Element](ds Dataset, f int, shape, idx []int, opts []tensor.Option) *tensor.Tensor {
+func build[T tensor.Element](ds Dataset, f int, dt tensor.DType, shape, idx []int, opts []tensor.Option) *tensor.Tensor {
 	n := 1
 	for _, d := range shape {
 		n *= d
 	}
 	// The host slice, and the tensor made from it.
-	if err := tensor.CheckHostMemory("data.Loader", n, 2*elemSize[T]()); err != nil {
+	if err := tensor.CheckHostMemory("data.Loader", n, 2*dt.Size()); err != nil {
 		panic(err)
 	}
 	dst := make([]T, n)
 	ds.Gather(f, idx, dst)
 	return tensor.From(dst, shape, opts...)
-}
-
-// elemSize returns the bytes of one T.
-func elemSize[T tensor.Element]() int {
-	var zero T
-	switch any(zero).(type) {
-	case float64:
-		return 8
-	case bool:
-		return 1
-	}
-	return 4
 }
