@@ -157,3 +157,25 @@ func TestViewOfKeptOutlivesIt(t *testing.T) {
 		t.Fatalf("sum of the view = %v, want 66", got)
 	}
 }
+
+// TestCheckHostMemory: bad counts are ErrArgument, a request beyond the
+// budget is ErrOutOfMemory naming the op, and one that fits is nil.
+func TestCheckHostMemory(t *testing.T) {
+	for _, c := range []struct {
+		n, size int
+		want    error
+	}{
+		{-1, 4, tensor.ErrArgument},
+		{1, 0, tensor.ErrArgument},
+		{1, -8, tensor.ErrArgument},
+		{1 << 62, 4, tensor.ErrOutOfMemory},
+		{math.MaxInt, math.MaxInt, tensor.ErrOutOfMemory},
+		{16, 4, nil},
+		{0, 1, nil},
+	} {
+		err := tensor.CheckHostMemory("loader", c.n, c.size)
+		if !errors.Is(err, c.want) || (err != nil && !strings.Contains(err.Error(), "loader")) {
+			t.Errorf("CheckHostMemory(%d, %d) = %v, want %v naming the op", c.n, c.size, err, c.want)
+		}
+	}
+}

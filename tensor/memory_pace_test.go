@@ -73,7 +73,15 @@ func TestUnscopedLoopMemoryFollowsUse(t *testing.T) {
 			base := heapObjects()
 			return paceLoop(tensor.CPU, scoped, heapObjects) - base
 		}
-		comparePeaks(t, "Go heap", measure(true), measure(false))
+		scoped := measure(true)
+		before := tensor.CPUMemory().Collections
+		unscoped := measure(false)
+		if n := tensor.CPUMemory().Collections - before; n == 0 {
+			t.Error("the unscoped loop ran no paced collection (CPUMemory().Collections did not grow)")
+		} else {
+			t.Logf("the unscoped loop ran %d paced collections", n)
+		}
+		comparePeaks(t, "Go heap", scoped, unscoped)
 	})
 	t.Run("gpu", func(t *testing.T) {
 		dev := devtest.MustGPU(t)

@@ -80,3 +80,21 @@ func TestReadThisProcess(t *testing.T) {
 		t.Log(l)
 	}
 }
+
+// TestReadIgnoresMalformedFiles: files that do not parse (or give no
+// limit) add no limit and never a negative one.
+func TestReadIgnoresMalformedFiles(t *testing.T) {
+	sys := fakeSystem(map[string]string{
+		"/proc/meminfo":                                 "MemTotal: lots kB\n",
+		"/proc/self/status":                             "VmSize: -5 kB\n",
+		"/proc/self/cgroup":                             "garbage\n::\n0::/a\n3:memory:/b\n",
+		"/sys/fs/cgroup/a/memory.max":                   "-1\n",
+		"/sys/fs/cgroup/memory.max":                     "12abc\n",
+		"/sys/fs/cgroup/memory/b/memory.limit_in_bytes": "0\n",
+		"/sys/fs/cgroup/memory/memory.limit_in_bytes":   "\n",
+	}, map[string]int64{"DATA": 1 << 30}, 0)
+	ls := Read(sys)
+	if len(ls) != 1 || ls[0].Name != "RLIMIT_DATA (ulimit -d)" || ls[0].Used != 0 {
+		t.Fatalf("Read of malformed files = %v, want only RLIMIT_DATA with nothing counted in use", ls)
+	}
+}
