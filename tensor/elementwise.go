@@ -7,6 +7,7 @@ import (
 
 // unary runs a one-input elementwise op on every device.
 func (x *Tensor) unary(op Op, p ...float64) *Tensor {
+	defer allocatedFor(op.String())
 	x.nonNil(op.String(), 0)
 	x.storage(op.String())
 	dt := op.info().computeType(x.dtype, allInt32(p))
@@ -191,6 +192,7 @@ func (x *Tensor) RSub(s float64) *Tensor { return x.Neg().AddScalar(s) }
 // promotion, on every device.
 func (x *Tensor) binary(op Op, y *Tensor) *Tensor {
 	name := op.String()
+	defer allocatedFor(name)
 	x.nonNil(name, 1, y)
 	x.storage(name)
 	y.storage(name)
@@ -363,6 +365,7 @@ func Addcdiv(a, b, c *Tensor, value float64) *Tensor { return ternary(OpAddcdiv,
 
 func ternary(op Op, a, b, c *Tensor, value float64) *Tensor {
 	name := op.String()
+	defer allocatedFor(name)
 	operands(name, a, b, c)
 	dt := op.info().computeType(PromoteTypes(PromoteTypes(a.dtype, b.dtype), c.dtype), true)
 	a, b, c = a.Cast(dt), b.Cast(dt), c.Cast(dt)

@@ -139,7 +139,9 @@ func TestHardMemoryLimitChild(t *testing.T) {
 			{"Rand of 4 GiB", tensor.ErrOutOfMemory, func() { tensor.Rand([]int{4 * gib}, on) }, []string{"tensor.Rand"}},
 			{"OneHot with 2^28 classes", tensor.ErrOutOfMemory, func() { tensor.OneHot(idx, gib) }, []string{"OneHot"}},
 			{"Arange with a step of 1e-9", tensor.ErrOutOfMemory, func() { tensor.Arange(0, 1, 1e-9, on) }, []string{"tensor.Arange"}},
-			{"Expand(2^28).Contiguous()", tensor.ErrOutOfMemory, func() { tensor.Ones([]int{1}, on).Expand(gib).Contiguous() }, nil},
+			{"Expand(2^28).Contiguous()", tensor.ErrOutOfMemory, func() { tensor.Ones([]int{1}, on).Expand(gib).Contiguous() }, []string{"Clone"}},
+			{"AddScalar of a 1 GiB expanded view", tensor.ErrOutOfMemory, func() { tensor.Ones([]int{1}, on).Expand(gib).AddScalar(1).Float32s() }, []string{"AddScalar"}},
+			{"Sum over rows of an expanded view to 1 GiB", tensor.ErrOutOfMemory, func() { tensor.Ones([]int{1, 1}, on).Expand(gib, 2).Sum(1) }, []string{"Sum"}},
 			{"reading a 1 GiB expanded view", tensor.ErrOutOfMemory, func() { tensor.Ones([]int{1}, on).Expand(gib).Float32s() }, []string{"tensor.Float32s"}},
 			{"MatMul to 16384×16384", tensor.ErrOutOfMemory, func() { small.MatMul(smallT) }, []string{"MatMul"}},
 		})

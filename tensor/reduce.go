@@ -76,6 +76,7 @@ func squeezeDims(t *Tensor, dims []int) *Tensor {
 // reduce runs a reduction (OpSum, OpAmax, OpAmin) over dims.
 func (x *Tensor) reduce(op Op, dims []int, keepDim bool) *Tensor {
 	name := op.String()
+	defer allocatedFor(name)
 	x.nonNil(name, 0)
 	x.storage(name)
 	dims = x.reduceDims(name, dims)

@@ -385,6 +385,7 @@ func (t *Tensor) Contiguous() *Tensor {
 
 // Clone returns a contiguous copy of t; gradients flow back to t.
 func (t *Tensor) Clone() *Tensor {
+	defer allocatedFor("Clone")
 	t.nonNil("Clone", 0)
 	t.storage("Clone")
 	out := fuseClone(t)
