@@ -3,6 +3,8 @@ package distributed
 import (
 	"errors"
 	"fmt"
+
+	"github.com/tessera-ml/tessera/tensor"
 )
 
 // Causes of an *Error. errors.Is(err, distributed.ErrMismatch) tells
@@ -27,8 +29,10 @@ var (
 
 	// ErrArgument: this rank's arguments cannot be used (a nil or
 	// released tensor, a bool tensor, Mean of integers, a root out of
-	// range). The other ranks get ErrMismatch from the same call.
-	ErrArgument = errors.New("invalid argument")
+	// range). The other ranks get ErrMismatch from the same call. It is
+	// tensor.ErrArgument, the one sentinel of bad arguments that tensor,
+	// ddp and data use too.
+	ErrArgument = tensor.ErrArgument
 
 	// ErrClosed: the Group was closed, or MPI was finalized and cannot
 	// be initialized again in this process.
