@@ -68,7 +68,7 @@ func (g *GPU) Alloc(size int64) (*Buffer, error) {
 	collect := false
 	defer func() { // after the deferred unlock below
 		if collect {
-			g.pace.Collect()
+			g.pace.Collect(func() int64 { return g.Stats().Allocated })
 		}
 	}()
 	if size < 0 {
@@ -109,7 +109,7 @@ func (g *GPU) Alloc(size int64) (*Buffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tessera: Alloc(%d): %w", size, err)
 	}
-	collect = g.pace.Alloc(blk.size)
+	collect = g.pace.Grown(g.alloc.allocated)
 	return &Buffer{gpu: g, blk: blk, size: size}, nil
 }
 
@@ -129,8 +129,8 @@ func (g *GPU) Free(b *Buffer) {
 		return
 	}
 	b.freed = true
-	g.pace.Free(b.blk.size)
 	g.alloc.free(b.blk, g.stream.batch, g.stream.completed)
+	g.pace.Shrunk(g.alloc.allocated)
 }
 
 // Stats returns the allocator's statistics.

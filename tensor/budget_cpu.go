@@ -192,7 +192,7 @@ func cpuBudgetFrom(env string, limits []memlimit.Limit, goLimit int64) (BudgetIn
 // CPUMemStats reports the CPU memory of tensors.
 type CPUMemStats struct {
 	Reserved    int64 // bytes of the pool's buffers not yet given back to Go's collector: in use or cached
-	InUse       int64 // bytes of those handed out to tensors (dropped ones count until collected)
+	InUse       int64 // bytes of those handed out to tensors (dropped ones count until collected): Reserved less Cached
 	Cached      int64 // bytes of those free in the pool
 	Collections int64 // collections run for tensors dropped without Release or Scope
 }
@@ -200,9 +200,8 @@ type CPUMemStats struct {
 // CPUMemory returns the CPU memory statistics of tensors now.
 func CPUMemory() CPUMemStats {
 	cpuPool.mu.Lock()
-	cached := cpuPool.cached
-	cpuPool.mu.Unlock()
-	return CPUMemStats{Reserved: cpuMem.reserved.Load(), InUse: cpuPace.InUse(), Cached: int64(cached), Collections: cpuPace.Collections()}
+	defer cpuPool.mu.Unlock()
+	return CPUMemStats{Reserved: cpuMem.reserved.Load(), InUse: cpuPool.inUseLocked(), Cached: int64(cpuPool.cached), Collections: cpuPace.Collections()}
 }
 
 // CheckHostMemory returns an out-of-memory *Error for op when n host

@@ -126,8 +126,9 @@ func (p *slicePool) get(dt DType, n int) (any, error) {
 		l[last] = nil
 		*fl = l[:last]
 		p.cached -= k.class * dt.Size()
+		inUse := p.inUseLocked()
 		p.mu.Unlock()
-		cpuPaced(k.class * dt.Size())
+		cpuPaced(inUse)
 		if bufLen(buf) == n {
 			return buf, nil
 		}
@@ -137,18 +138,29 @@ func (p *slicePool) get(dt DType, n int) (any, error) {
 	return p.fresh(dt, n, k.class)
 }
 
-// cpuPace follows the bytes of CPU buffers handed out by the pool, so
+// cpuPace watches the bytes of CPU buffers handed out by the pool, so
 // that a loop that drops its tensors without Release or Scope has them
-// collected before it holds more than about twice what it uses (package
-// gcpace; the package doc has the figures).
+// collected before it holds much more than it uses (package gcpace; the
+// package doc has the figures).
 var cpuPace gcpace.Pacer
 
-// cpuPaced counts bytes handed out and, when cpuPace says so, runs the
-// collector that gives dropped buffers back.
-func cpuPaced(bytes int) {
-	if cpuPace.Alloc(int64(bytes)) {
-		cpuPace.Collect()
+// cpuPaced runs, when cpuPace says so after an allocation left inUse
+// bytes handed out, the collector that gives dropped buffers back.
+func cpuPaced(inUse int64) {
+	if cpuPace.Grown(inUse) {
+		cpuPace.Collect(cpuPool.inUse)
 	}
+}
+
+// inUseLocked returns the bytes of the buffers handed out: those
+// reserved less those cached. Callers hold p.mu.
+func (p *slicePool) inUseLocked() int64 { return cpuMem.reserved.Load() - int64(p.cached) }
+
+// inUse is inUseLocked, taking p.mu.
+func (p *slicePool) inUse() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.inUseLocked()
 }
 
 // fresh makes a buffer of n elements and capacity c, reserved first
@@ -157,7 +169,7 @@ func (p *slicePool) fresh(dt DType, n, c int) (any, error) {
 	if err := cpuReserve(dt, c); err != nil {
 		return nil, err
 	}
-	cpuPaced(c * dt.Size())
+	cpuPaced(p.inUse())
 	switch dt {
 	case Float32:
 		return make([]float32, n, c), nil
@@ -174,10 +186,10 @@ func (p *slicePool) fresh(dt DType, n, c int) (any, error) {
 func (p *slicePool) put(buf any) {
 	dt, c := bufInfo(buf)
 	bytes := c * dt.Size()
-	cpuPace.Free(int64(bytes))
 	k := poolKey{dt, c}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	defer func() { cpuPace.Shrunk(p.inUseLocked()) }() // before the unlock
 	if c != sizeClass(c) || bytes > p.max() || !p.evict(bytes, k) {
 		cpuMem.reserved.Add(-int64(bytes))
 		return

@@ -5,8 +5,8 @@
 // collections by the heap it sees, which is blind to GPU memory and late
 // for pooled host buffers (a cleanup keeps a dropped buffer alive for one
 // more cycle), so a loop that drops its tensors can hold many times the
-// memory it uses. A Pacer follows the bytes an allocator has handed out
-// and asks for a collection when they grow by half the lowest count seen
+// memory it uses. A Pacer watches the bytes an allocator has handed out
+// (the allocator's own count) and asks for a collection when they grow by half the lowest count seen
 // since the last one (or by a floor, when that is more), as GOGC=50
 // would for the heap: what was dropped is collected before it adds half
 // again to what is in use.
@@ -32,38 +32,36 @@ const (
 	cleanupPoll = 20 * time.Microsecond
 )
 
-// A Pacer follows the bytes an allocator has handed out (Alloc and Free)
-// and decides when dropped ones should be collected. Its methods are
-// safe for concurrent use. The zero value is ready, with DefaultFloor.
+// A Pacer decides when the bytes an allocator has handed out (its own
+// count, which it passes in) call for a collection. Its methods are safe
+// for concurrent use. The zero value is ready, with DefaultFloor.
 type Pacer struct {
 	Floor int64 // growth never collected below; 0 means DefaultFloor
 
-	inUse       atomic.Int64
-	low         atomic.Int64 // lowest inUse since the last collection
-	running     atomic.Bool  // a collection asked for by Alloc is under way
+	low         atomic.Int64 // lowest count seen since the last collection
+	running     atomic.Bool  // a collection asked for by Grown is under way
 	collections atomic.Int64
 }
 
-// Alloc counts n bytes handed out and reports whether the caller should
-// now call Collect (outside its own locks): the bytes in use grew past
-// the lowest count since the last collection by half of it, or by the
-// floor when that is more. Only one caller at a time is told to collect.
-func (p *Pacer) Alloc(n int64) bool {
-	v := p.inUse.Add(n)
+// Grown reports, after an allocation left inUse bytes handed out,
+// whether the caller should now call Collect (outside its own locks):
+// they grew past the lowest count since the last collection by half of
+// it, or by the floor when that is more. Only one caller at a time is
+// told to collect.
+func (p *Pacer) Grown(inUse int64) bool {
 	floor := p.Floor
 	if floor <= 0 {
 		floor = DefaultFloor
 	}
 	low := p.low.Load()
-	return v > low+max(floor, low/2) && p.running.CompareAndSwap(false, true)
+	return inUse > low+max(floor, low/2) && p.running.CompareAndSwap(false, true)
 }
 
-// Free counts n bytes given back.
-func (p *Pacer) Free(n int64) {
-	v := p.inUse.Add(-n)
+// Shrunk notes that a free left inUse bytes handed out.
+func (p *Pacer) Shrunk(inUse int64) {
 	for {
 		l := p.low.Load()
-		if v >= l || p.low.CompareAndSwap(l, v) {
+		if inUse >= l || p.low.CompareAndSwap(l, max(0, inUse)) {
 			return
 		}
 	}
@@ -72,27 +70,25 @@ func (p *Pacer) Free(n int64) {
 // Collect runs the garbage collector, so that the runtime cleanups of
 // what the program dropped give their bytes back, waits (at most
 // cleanupWait) for those cleanups, which run on the runtime's cleanup
-// goroutine, to stop freeing, and starts a new pacing cycle from the
-// bytes in use then. Call it when Alloc says so.
-func (p *Pacer) Collect() {
+// goroutine, to stop freeing, as inUse (the allocator's count, read
+// without the caller's locks held) shows, and starts a new pacing cycle
+// from the bytes in use then. Call it when Grown says so.
+func (p *Pacer) Collect(inUse func() int64) {
 	runtime.GC()
-	prev, freeing := p.inUse.Load(), false
+	prev, freeing := inUse(), false
 	for start := time.Now(); time.Since(start) < cleanupWait; {
 		time.Sleep(cleanupPoll)
-		v := p.inUse.Load()
+		v := inUse()
 		if v >= prev && freeing {
 			break // the cleanups have run
 		}
 		freeing = freeing || v < prev
 		prev = v
 	}
-	p.low.Store(p.inUse.Load())
+	p.low.Store(inUse())
 	p.collections.Add(1)
 	p.running.Store(false)
 }
-
-// InUse returns the bytes handed out and not given back.
-func (p *Pacer) InUse() int64 { return p.inUse.Load() }
 
 // Collections returns how many times Collect has run.
 func (p *Pacer) Collections() int64 { return p.collections.Load() }

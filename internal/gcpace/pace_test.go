@@ -2,6 +2,7 @@ package gcpace
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
 )
 
@@ -10,32 +11,33 @@ import (
 // again until they grow from the new low.
 func TestPacerAsksAtHalfAgain(t *testing.T) {
 	p := &Pacer{Floor: 100}
-	if p.Alloc(100) {
+	inUse := int64(0)
+	count := func() int64 { return inUse }
+	if p.Grown(100) {
 		t.Fatal("asked to collect at the floor")
 	}
-	if !p.Alloc(1) {
+	if !p.Grown(101) {
 		t.Fatal("not asked to collect past the floor")
 	}
-	if p.Alloc(1000) {
+	if p.Grown(1101) {
 		t.Fatal("asked twice while the first collection is under way")
 	}
-	p.Collect()
+	inUse = 1101
+	p.Collect(count)
 	if got := p.Collections(); got != 1 {
 		t.Fatalf("Collections = %d, want 1", got)
 	}
 	// The low is now 1101: the next collection comes past 1101 + 550.
-	if p.Alloc(550) {
+	if p.Grown(1651) {
 		t.Fatal("asked to collect below half again the low")
 	}
-	if !p.Alloc(1) {
+	if !p.Grown(1652) {
 		t.Fatal("not asked to collect past half again the low")
 	}
-	p.Collect()
-	p.Free(1652)
-	if p.InUse() != 0 {
-		t.Fatalf("InUse = %d after freeing all, want 0", p.InUse())
-	}
-	if p.Alloc(100) || !p.Alloc(1) {
+	inUse = 1652
+	p.Collect(count)
+	p.Shrunk(0)
+	if p.Grown(100) || !p.Grown(101) {
 		t.Fatal("after everything was freed, the floor should pace again")
 	}
 }
@@ -45,17 +47,26 @@ func TestPacerAsksAtHalfAgain(t *testing.T) {
 // cycle starts from what is in use.
 func TestPacerCollectFreesDropped(t *testing.T) {
 	p := &Pacer{Floor: 1}
+	var inUse atomic.Int64
 	drop := func() {
 		buf := new([1 << 16]byte)
-		p.Alloc(int64(len(buf)))
-		runtime.AddCleanup(buf, func(n int64) { p.Free(n) }, int64(len(buf)))
+		if !p.Grown(inUse.Add(int64(len(buf)))) {
+			t.Fatal("not asked to collect past a floor of 1 byte")
+		}
+		runtime.AddCleanup(buf, func(n int64) { p.Shrunk(inUse.Add(-n)) }, int64(len(buf)))
 	}
 	drop()
 	// On a loaded machine the cleanup goroutine may miss one wait.
-	for i := 0; i < 10 && p.InUse() != 0; i++ {
-		p.Collect()
+	for i := 0; i < 10 && inUse.Load() != 0; i++ {
+		p.Collect(inUse.Load)
 	}
-	if p.InUse() != 0 {
-		t.Fatalf("%d bytes still in use after ten collections of a dropped buffer", p.InUse())
+	if inUse.Load() != 0 {
+		t.Fatalf("%d bytes still in use after ten collections of a dropped buffer", inUse.Load())
+	}
+	if p.Grown(1) {
+		t.Fatal("the new cycle did not start from the freed count")
+	}
+	if !p.Grown(2) {
+		t.Fatal("not asked past the floor of the new cycle")
 	}
 }
