@@ -253,7 +253,7 @@ func (m *MultiheadAttention) mask(scores *tensor.Tensor, masks AttentionMasks, n
 		apply("key_padding_mask", kp, n, 1, 1, s)
 	}
 	if masks.Causal {
-		scores = scores.MaskedFill(CausalMask(l, s, tensor.On(scores.Device())), math.Inf(-1))
+		scores = scores.MaskedFill(CausalMask(l, s, tensor.On(scores.Device()), tensor.In(scores.Context())), math.Inf(-1))
 	}
 	return scores
 }
