@@ -16,7 +16,7 @@ import (
 
 // Flags are the flags every program shares.
 type Flags struct {
-	Device     string  // cpu, gpu, gpu:N or default (TESSERA_DEVICE, then auto)
+	Device     string  // cpu, gpu, gpu:N or default (TESSERA_DEVICE, then auto), or a list of devices, one per rank of this process
 	Steps      int     // training steps (0 when --epochs sets them)
 	Epochs     int     // training epochs (0 when --steps sets them)
 	Batch      int     // examples per step (each rank's under mpirun)
@@ -47,7 +47,10 @@ func parse(p *Program, args []string, help io.Writer) (Flags, Builder, error) {
 	d := p.Defaults
 	f := Flags{}
 	fs := flag.NewFlagSet("train "+p.Name, flag.ContinueOnError)
-	fs.StringVar(&f.Device, "device", "default", "cpu, gpu, gpu:N, or default (TESSERA_DEVICE, else a real GPU if any, else the CPU)")
+	fs.StringVar(&f.Device, "device", "default", "cpu, gpu, gpu:N, or default (TESSERA_DEVICE, else a real GPU if any, else the CPU); "+
+		"a list such as gpu:0,gpu:1 trains data-parallel, one rank per device of this process, as mpirun's ranks do: "+
+		"GPUs of one kind of adapter (TESSERA_LOGICAL_GPUS=2 offers each adapter as two) or the CPU repeated, "+
+		"never the CPU with GPUs, whose optimizer steps round differently, so the ranks would drift apart")
 	fs.IntVar(&f.Steps, "steps", 0, fmt.Sprintf("training steps (default %s)", defaultLength(d)))
 	fs.IntVar(&f.Epochs, "epochs", 0, "training epochs, instead of -steps, for programs with epochs")
 	fs.IntVar(&f.Batch, "batch", d.Batch, "examples per step (each rank's, under mpirun)")
@@ -116,8 +119,8 @@ func (f Flags) check(set map[string]bool) error {
 		return usagef("-plot %q must name a .png file", f.Plot)
 	}
 	if f.Device != "default" {
-		if _, err := tensor.ParseDevice(f.Device); err != nil {
-			return usagef("-device %q: want cpu, gpu, gpu:N or default", f.Device)
+		if _, err := parseDevices(f.Device); err != nil {
+			return err
 		}
 	}
 	for _, out := range []struct{ flag, path string }{{"checkpoint", f.Checkpoint}, {"plot", f.Plot}} {
@@ -136,7 +139,25 @@ func (f Flags) check(set map[string]bool) error {
 	return nil
 }
 
-// device returns the device the flags name, and a sentence saying which.
+// devices returns the devices the flags name, one per rank of this
+// process, and a sentence saying which; see parseDevices.
+func (f Flags) devices() ([]tensor.Device, string, error) {
+	if !strings.Contains(f.Device, ",") {
+		d, notice, err := f.device()
+		return []tensor.Device{d}, notice, err
+	}
+	devs, err := parseDevices(f.Device)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := sameAdapters(f.Device, devs); err != nil {
+		return nil, "", err
+	}
+	return devs, "training on " + deviceList(devs) + ", one rank each", nil
+}
+
+// device returns the one device the flags name, and a sentence saying
+// which.
 func (f Flags) device() (tensor.Device, string, error) {
 	if f.Device == "default" {
 		return tensor.DefaultDevice()

@@ -96,7 +96,7 @@ func fullDiskChild(t *testing.T, dir string) {
 	task, hist := newTask()
 	defer task.Close()
 	steps(task, hist, 0, 4)
-	if err := save(p, "toy", 4, 1, task.State(), hist); err != nil {
+	if err := save(p, "toy", 4, 1, task.State(), tensor.DefaultGenerator(), hist); err != nil {
 		t.Fatal(err)
 	}
 	old, _ := os.ReadFile(p)
@@ -104,7 +104,7 @@ func fullDiskChild(t *testing.T, dir string) {
 
 	limitFileSize(t, 16<<10)
 	before := snapshot(t, task, hist)
-	err := save(p, "toy", 6, 1, task.State(), hist)
+	err := save(p, "toy", 6, 1, task.State(), tensor.DefaultGenerator(), hist)
 	if !errors.Is(err, syscall.EFBIG) || !strings.HasPrefix(err.Error(), "checkpoint.Save "+p+": ") || !strings.Contains(err.Error(), "file too large") {
 		t.Fatalf("saving past the file-size limit: %v", err)
 	}
@@ -122,12 +122,12 @@ func fullDiskChild(t *testing.T, dir string) {
 	}
 	steps(task, hist, 6, 8)
 	limitFileSize(t, math.MaxUint64)
-	if err := save(p, "toy", 8, 1, task.State(), hist); err != nil {
+	if err := save(p, "toy", 8, 1, task.State(), tensor.DefaultGenerator(), hist); err != nil {
 		t.Fatalf("saving once there is room: %v", err)
 	}
 	resumed, rhist := newTask()
 	defer resumed.Close()
-	if step, err := restore(p, "toy", resumed.State(), rhist, tensor.CPU, 1); err != nil || step != 8 {
+	if step, err := restore(p, "toy", resumed.State(), rhist, &Run{Device: tensor.CPU, World: 1}); err != nil || step != 8 {
 		t.Fatalf("restore: step %d, %v", step, err)
 	}
 	steps(resumed, rhist, 8, 10)
@@ -164,7 +164,7 @@ func fullDiskChild(t *testing.T, dir string) {
 // tensors' bits included, by name.
 func snapshot(t *testing.T, task Task, hist *History) map[string]string {
 	t.Helper()
-	tensors, meta, err := contents("toy", 0, 1, task.State(), hist)
+	tensors, meta, err := contents("toy", 0, 1, task.State(), tensor.DefaultGenerator(), hist)
 	if err != nil {
 		t.Fatal(err)
 	}

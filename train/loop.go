@@ -27,12 +27,14 @@ type Options struct {
 	// Signals makes Ctrl-C (SIGINT) and SIGTERM stop training that way.
 	Signals bool
 	// AfterStep, if set, is called after each step with its number and
-	// value (tests interrupt runs with it).
+	// value (tests interrupt runs with it), by the first rank of this
+	// process: its only one, or rank 0 of the ranks -device lists.
 	AfterStep func(step int, value float64)
-	// Watch, if set, is called after each step, on every rank, with its
-	// number, its value (the ranks' mean) and the task (tests compare the
-	// ranks' parameters with it).
-	Watch func(step int, value float64, t Task)
+	// Watch, if set, is called after each step, on every rank, with the
+	// rank, the step's number, its value (the ranks' mean) and the
+	// rank's task (tests compare the ranks' parameters with it). The
+	// ranks of one process call it from their goroutines at once.
+	Watch func(rank, step int, value float64, t Task)
 	// Group is the ranks to train with; nil means distributed.Init's:
 	// every process of an mpirun launch, or this one alone. Main closes
 	// the group it opens when it returns.
@@ -41,16 +43,17 @@ type Options struct {
 
 // Result is what a run did.
 type Result struct {
-	Device      tensor.Device
-	Steps       int       // the run's last step + 1 (the resumed ones included)
-	Values      []float64 // the training curve of the steps this process ran
-	First       int       // the step Values[0] belongs to
-	Metrics     []Metric  // the last evaluation
-	StepsPerSec float64   // training steps per second, evaluation left out
-	World       int       // the ranks that trained together (1 without mpirun)
-	PeakMemory  int64     // bytes: the GPU's peak allocation, or the process's peak resident set
-	Interrupted bool      // stopped by Ctrl-C or the context
-	Saved       string    // the checkpoint last written, if any
+	Device      tensor.Device   // rank 0's device
+	Devices     []tensor.Device // the devices of this process's ranks, Device alone unless -device lists several
+	Steps       int             // the run's last step + 1 (the resumed ones included)
+	Values      []float64       // the training curve of the steps this process ran
+	First       int             // the step Values[0] belongs to
+	Metrics     []Metric        // the last evaluation
+	StepsPerSec float64         // training steps per second, evaluation left out
+	World       int             // the ranks that trained together (1 alone)
+	PeakMemory  int64           // bytes: the largest peak allocation of the GPUs, or the process's peak resident set
+	Interrupted bool            // stopped by Ctrl-C or the context
+	Saved       string          // the checkpoint last written, if any
 }
 
 // Main runs program p with the command-line args (after its name). Bad
@@ -61,7 +64,9 @@ type Result struct {
 // Under mpirun every rank runs Main with the same args and trains
 // data-parallel (see Run.Shard and Run.Backward); ranks other than 0
 // write nothing, and their errors name the rank, or are FollowerErrors
-// when every rank meets them alike (a UsageError).
+// when every rank meets them alike (a UsageError). With -device naming
+// several devices, Main trains one rank per device of this process the
+// same way (see local.go) and returns rank 0's Result.
 func Main(p *Program, args []string, o Options) (res *Result, err error) {
 	out := o.Stdout
 	if out == nil {
@@ -92,24 +97,62 @@ func Main(p *Program, args []string, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	dev, notice, err := f.device()
+	devs, notice, err := f.devices()
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "tessera train %s: %s\n", p.Name, notice)
-	tensor.ManualSeed(f.Seed)
-	if dev.Kind == tensor.KindGPU {
-		if g, err := tensor.GPUDevice(dev); err == nil {
-			g.ResetPeak()
-		}
+	if len(devs) > 1 && world > 1 {
+		return nil, usagef("-device %q names %d devices, one per rank of this process, but mpirun started %d ranks already: give each process one device, or run without mpirun", f.Device, len(devs), world)
+	}
+	if len(devs) > 1 && !p.Parallel {
+		return nil, usagef("%s does not train data-parallel: give -device one device", p.Name)
 	}
 	if world > 1 && !p.Parallel {
 		return nil, usagef("%s does not train data-parallel: run it without mpirun, or with -np 1", p.Name)
 	}
-	if world > 1 {
-		fmt.Fprintf(out, "data-parallel over %d ranks: -batch %d each, %d examples a step\n", world, f.Batch, world*f.Batch)
+	fmt.Fprintf(out, "tessera train %s: %s\n", p.Name, notice)
+	tensor.ManualSeed(f.Seed)
+	for _, d := range devs {
+		if d.Kind == tensor.KindGPU {
+			if g, err := tensor.GPUDevice(d); err == nil {
+				g.ResetPeak()
+			}
+		}
 	}
-	run := &Run{Flags: f, Device: dev, Out: out, Rank: rank, World: world}
+	if n := max(world, len(devs)); n > 1 {
+		fmt.Fprintf(out, "data-parallel over %d ranks: -batch %d each, %d examples a step\n", n, f.Batch, n*f.Batch)
+	}
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if o.Signals {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	s := &session{p: p, f: f, o: o, ctx: ctx, devs: devs}
+	if len(devs) > 1 {
+		return s.local(args, out)
+	}
+	run := &Run{Flags: f, Device: devs[0], Out: out, Rank: rank, World: world, Context: tensor.DefaultContext(), Generator: tensor.DefaultGenerator()}
+	return s.train(run, build, g)
+}
+
+// A session is what the ranks of one process share: the program, its
+// flags, Main's options, the context that stops them, and their devices.
+type session struct {
+	p    *Program
+	f    Flags
+	o    Options
+	ctx  context.Context
+	devs []tensor.Device
+}
+
+// train builds run's task with build and trains it as run.Rank of the
+// world of g, returning the rank's Result.
+func (s *session) train(run *Run, build Builder, g ddp.Group) (*Result, error) {
+	p, f, out := s.p, s.f, run.Out
 	task, err := build(run)
 	if err != nil {
 		return nil, err
@@ -126,7 +169,7 @@ func Main(p *Program, args []string, o Options) (res *Result, err error) {
 	hist := &History{Curve: curveName(p)}
 	start := 0
 	if f.Resume != "" {
-		if start, err = restore(f.Resume, p.Name, task.State(), hist, dev, world); err != nil {
+		if start, err = restore(f.Resume, p.Name, task.State(), hist, run); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(out, "resumed from %s at step %d\n", f.Resume, start)
@@ -139,21 +182,16 @@ func Main(p *Program, args []string, o Options) (res *Result, err error) {
 		return nil, err
 	}
 
-	ctx := o.Context
-	if ctx == nil {
-		ctx = context.Background()
+	res := &Result{Device: run.Device, Devices: s.devs, First: start, World: run.World}
+	l := &loop{p: p, f: f, task: task, hist: hist, out: out, res: res, lastEval: -1, run: run, group: g, watch: s.o.Watch}
+	after := s.o.AfterStep
+	if run.Rank != 0 && len(s.devs) > 1 {
+		after = nil
 	}
-	if o.Signals {
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-		defer stop()
-	}
-	res = &Result{Device: dev, First: start, World: world}
-	l := &loop{p: p, f: f, task: task, hist: hist, out: out, res: res, lastEval: -1, run: run, group: g, watch: o.Watch}
-	if err := l.loop(ctx, start, total, o.AfterStep); err != nil {
+	if err := l.loop(s.ctx, start, total, after); err != nil {
 		return res, err
 	}
-	res.PeakMemory = peakMemory(dev)
+	res.PeakMemory = peakMemory(s.devs)
 	if res.Interrupted {
 		path := f.Checkpoint
 		if path == "" {
@@ -172,7 +210,7 @@ func Main(p *Program, args []string, o Options) (res *Result, err error) {
 		}
 		fmt.Fprintf(out, "checkpoint saved to %s\n", f.Checkpoint)
 	}
-	if f.Plot != "" && rank == 0 {
+	if f.Plot != "" && run.Rank == 0 {
 		if err := hist.Plot(f.Plot, p.Name); err != nil {
 			return res, err
 		}
@@ -201,7 +239,7 @@ type loop struct {
 
 	run   *Run
 	group ddp.Group
-	watch func(int, float64, Task)
+	watch func(int, int, float64, Task)
 }
 
 // loop runs steps start … total-1, evaluating every EvalEvery steps and
@@ -271,7 +309,7 @@ func (l *loop) loop(ctx context.Context, start, total int, after func(int, float
 			after(step, v)
 		}
 		if l.watch != nil {
-			l.watch(step, v, l.task)
+			l.watch(l.run.Rank, step, v, l.task)
 		}
 	}
 	if !l.res.Interrupted {
@@ -306,7 +344,7 @@ func (l *loop) save(path string, steps int) error {
 	if l.run.Rank != 0 {
 		return nil
 	}
-	if err := save(path, l.p.Name, steps, l.run.World, l.task.State(), l.hist); err != nil {
+	if err := save(path, l.p.Name, steps, l.run.World, l.task.State(), l.run.generator(), l.hist); err != nil {
 		return &SaveError{Path: path, Step: steps, Err: err}
 	}
 	l.res.Saved = path
@@ -324,7 +362,11 @@ func (l *loop) evaluate(step int) {
 func (l *loop) summary() {
 	r := l.res
 	n := r.Steps - r.First
-	fmt.Fprintf(l.out, "%s: %d steps on %s (%d this run), %.2f steps/s, peak memory %s\n", l.p.Name, r.Steps, r.Device, n, r.StepsPerSec, formatBytes(r.PeakMemory))
+	on, peak := r.Device.String(), formatBytes(r.PeakMemory)
+	if len(r.Devices) > 1 {
+		on, peak = deviceList(r.Devices), peak+" (the largest of the devices')"
+	}
+	fmt.Fprintf(l.out, "%s: %d steps on %s (%d this run), %.2f steps/s, peak memory %s\n", l.p.Name, r.Steps, on, n, r.StepsPerSec, peak)
 	if r.World > 1 {
 		fmt.Fprintf(l.out, "  data-parallel over %d ranks: %d examples a step, %.1f examples/s in all\n", r.World, r.World*l.f.Batch, r.StepsPerSec*float64(r.World*l.f.Batch))
 	}

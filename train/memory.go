@@ -11,14 +11,21 @@ import (
 	"github.com/tessera-ml/tessera/tensor"
 )
 
-// peakMemory returns the peak bytes allocated on a GPU since the run
-// began, or on the CPU the process's peak resident set (VmHWM, Linux),
-// falling back to the memory the Go runtime obtained from the system.
-func peakMemory(dev tensor.Device) int64 {
-	if dev.Kind == tensor.KindGPU {
-		if g, err := tensor.GPUDevice(dev); err == nil {
-			return g.Stats().PeakAllocated
+// peakMemory returns the largest of the peak bytes allocated on the GPUs
+// of devs since the run began, or, when devs are the CPU, the process's
+// peak resident set (VmHWM, Linux), falling back to the memory the Go
+// runtime obtained from the system.
+func peakMemory(devs []tensor.Device) int64 {
+	peak, gpu := int64(0), false
+	for _, dev := range devs {
+		if dev.Kind == tensor.KindGPU {
+			if g, err := tensor.GPUDevice(dev); err == nil {
+				peak, gpu = max(peak, g.Stats().PeakAllocated), true
+			}
 		}
+	}
+	if gpu {
+		return peak
 	}
 	if n := vmHWM(); n > 0 {
 		return n

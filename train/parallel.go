@@ -52,10 +52,12 @@ func (r *Run) Backward(loss *tensor.Tensor) {
 	}
 }
 
-// SupervisedStep is the package's SupervisedStep with Run.Backward: one
-// optimizer step on the rank's next batch of l, data-parallel.
+// SupervisedStep is the package's SupervisedStep with Run.Backward,
+// under a Scope of the rank's context: one optimizer step on the rank's
+// next batch of l, data-parallel. l must hand its batches to the rank's
+// context (data.Config.Context).
 func (r *Run) SupervisedStep(l *data.Loader, opt optim.Optimizer, sched optim.Scheduler, loss func(b *data.Batch) *tensor.Tensor) float64 {
-	return supervisedStep(l, opt, sched, loss, r.Backward)
+	return supervisedStep(r.context(), l, opt, sched, loss, r.Backward)
 }
 
 // join returns the world of the run: o.Group, or distributed.Init's
@@ -81,6 +83,9 @@ func parallel(p *Program, run *Run, task Task, g ddp.Group) error {
 	s := task.State()
 	if s.Loader != nil {
 		if n := s.Loader.State().Examples; run.World > n {
+			if run.local {
+				return usagef("-device lists %d devices, one per rank, but the training set has %d examples: list at most %d", run.World, n, n)
+			}
 			return usagef("%d ranks but the training set has %d examples: launch at most %d", run.World, n, n)
 		}
 	}
@@ -130,7 +135,7 @@ func (l *loop) mean(v float64) (float64, error) {
 
 // reduce all-reduces vs across the ranks by op.
 func (l *loop) reduce(vs []float64, op ddp.ReduceOp) ([]float64, error) {
-	t := tensor.From(vs, []int{len(vs)})
+	t := tensor.From(vs, []int{len(vs)}, tensor.In(l.run.context()))
 	defer t.Release()
 	if err := l.group.AllReduce(t, op).Wait(); err != nil {
 		return nil, err

@@ -40,15 +40,32 @@ type Defaults struct {
 }
 
 // Run is what a Builder sees: the parsed common flags, the device and
-// where to write.
+// where to write, and the rank's place in a data-parallel world.
 type Run struct {
 	Flags
 	Device tensor.Device
 	Out    io.Writer // the program's messages (samples, notes); io.Discard on ranks but 0
-	// Rank and World are this process's rank and the number of ranks
-	// (0 and 1 without mpirun); -batch is each rank's.
+	// Rank and World are this rank's number and the number of ranks (0
+	// and 1 alone): the processes of an mpirun launch, or the devices
+	// -device lists for the ranks of this process; -batch is each rank's.
 	Rank, World int
+	// Context is the rank's tensor context. The ranks of one process
+	// (-device gpu:0,gpu:1) train side by side on goroutines, so a task
+	// makes its tensors in it (TensorOptions, data.Config.Context) and
+	// opens its Scopes and NoGrads there (Run.Scope, Run.NoGrad), never
+	// in the default context, which serves one goroutine at a time. Main
+	// sets tensor.DefaultContext() for the only rank of a process; nil
+	// means that too.
+	Context *tensor.Context
+	// Generator is the rank's default random generator, seeded with
+	// -seed: tensor.DefaultGenerator() for rank 0 of a process, so that
+	// it draws what one process draws, and a generator of its own for
+	// the other ranks of the process (ddp.New replaces their initial
+	// parameters by rank 0's anyway). A checkpoint saves rank 0's as
+	// "default". Nil means tensor.DefaultGenerator().
+	Generator *tensor.Generator
 
+	local   bool         // the ranks are this process's, one per device -device lists
 	replica *ddp.Replica // nil in a world of one
 	err     error        // the first failed collective of Backward
 }
@@ -100,4 +117,39 @@ type State struct {
 	// Extra is a pointer to a JSON-encodable value of the program's own
 	// (a position in a text, a running reward), saved in the metadata.
 	Extra any
+}
+
+// TensorOptions returns the options that put a tensor of the task on
+// the rank's device, in its context, drawing from its generator:
+//
+//	w := tensor.Normal([]int{n, m}, 0, 0.02, r.TensorOptions()...)
+//	layer := nn.NewLinear(n, m, r.TensorOptions()...)
+func (r *Run) TensorOptions() []tensor.Option {
+	return []tensor.Option{tensor.On(r.Device), tensor.In(r.context()), tensor.WithGenerator(r.generator())}
+}
+
+// Scope runs f under a Scope of the rank's context (tensor.Scope for
+// the only rank of a process).
+func (r *Run) Scope(f func()) { r.context().Scope(f) }
+
+// NoGrad runs f with graph recording off in the rank's context
+// (tensor.NoGrad for the only rank of a process).
+func (r *Run) NoGrad(f func()) { r.context().NoGrad(f) }
+
+// context returns r.Context, or the default context when it is unset
+// (a Run made by hand).
+func (r *Run) context() *tensor.Context {
+	if r.Context == nil {
+		return tensor.DefaultContext()
+	}
+	return r.Context
+}
+
+// generator returns r.Generator, or the default generator when it is
+// unset.
+func (r *Run) generator() *tensor.Generator {
+	if r.Generator == nil {
+		return tensor.DefaultGenerator()
+	}
+	return r.Generator
 }

@@ -62,13 +62,14 @@ func NextBatch(l *data.Loader) *data.Batch {
 // its backward pass, opt.Step, opt.ZeroGrad, then sched.Step unless sched
 // is nil. It returns the loss's value.
 func SupervisedStep(l *data.Loader, opt optim.Optimizer, sched optim.Scheduler, loss func(b *data.Batch) *tensor.Tensor) float64 {
-	return supervisedStep(l, opt, sched, loss, func(ls *tensor.Tensor) { autograd.Backward(ls) })
+	return supervisedStep(tensor.DefaultContext(), l, opt, sched, loss, func(ls *tensor.Tensor) { autograd.Backward(ls) })
 }
 
-// supervisedStep is SupervisedStep with backward as its backward pass.
-func supervisedStep(l *data.Loader, opt optim.Optimizer, sched optim.Scheduler, loss func(b *data.Batch) *tensor.Tensor, backward func(*tensor.Tensor)) float64 {
+// supervisedStep is SupervisedStep under a Scope of c, with backward as
+// its backward pass.
+func supervisedStep(c *tensor.Context, l *data.Loader, opt optim.Optimizer, sched optim.Scheduler, loss func(b *data.Batch) *tensor.Tensor, backward func(*tensor.Tensor)) float64 {
 	var v float64
-	tensor.Scope(func() {
+	c.Scope(func() {
 		ls := loss(NextBatch(l))
 		backward(ls)
 		opt.Step()

@@ -18,21 +18,22 @@ const (
 	metaHistory = "history" // the curves so far
 )
 
-// generators returns the state's generators with the default one.
-func (s *State) generators() map[string]*tensor.Generator {
+// generators returns the state's generators with def, the rank's
+// default one (Run.Generator), as "default".
+func (s *State) generators(def *tensor.Generator) map[string]*tensor.Generator {
 	g := maps.Clone(s.Generators)
 	if g == nil {
 		g = map[string]*tensor.Generator{}
 	}
-	g["default"] = tensor.DefaultGenerator()
+	g["default"] = def
 	return g
 }
 
 // save writes a checkpoint of s after step steps of a world of world
-// ranks into path, atomically. It reads s and changes nothing in it,
-// whether it fails or not.
-func save(path, program string, steps, world int, s *State, hist *History) error {
-	tensors, meta, err := contents(program, steps, world, s, hist)
+// ranks into path, atomically, def being the rank's default generator.
+// It reads s and changes nothing in it, whether it fails or not.
+func save(path, program string, steps, world int, s *State, def *tensor.Generator, hist *History) error {
+	tensors, meta, err := contents(program, steps, world, s, def, hist)
 	if err != nil {
 		return err
 	}
@@ -41,8 +42,9 @@ func save(path, program string, steps, world int, s *State, hist *History) error
 
 // contents returns the tensors and the metadata of a checkpoint of s
 // after step steps of a world of world ranks: rank 0's state, whose
-// loader position is in the examples of its shard.
-func contents(program string, steps, world int, s *State, hist *History) (map[string]*tensor.Tensor, map[string]string, error) {
+// loader position is in the examples of its shard, and def, its default
+// generator.
+func contents(program string, steps, world int, s *State, def *tensor.Generator, hist *History) (map[string]*tensor.Tensor, map[string]string, error) {
 	tensors := map[string]*tensor.Tensor{}
 	meta := map[string]string{}
 	set := func(key string, v any) error { return checkpoint.SetMeta(meta, key, v) }
@@ -80,7 +82,7 @@ func contents(program string, steps, world int, s *State, hist *History) (map[st
 		}
 	}
 	gens := map[string]checkpoint.GeneratorState{}
-	for name, g := range s.generators() {
+	for name, g := range s.generators(def) {
 		seed, off := g.State()
 		gens[name] = checkpoint.GeneratorState{Seed: seed, Offset: off}
 	}
@@ -101,14 +103,16 @@ func contents(program string, steps, world int, s *State, hist *History) (map[st
 	return tensors, meta, nil
 }
 
-// restore loads the checkpoint at path into s and hist, for a rank of a
-// world of world ranks, and returns the step it was saved after. It
+// restore loads the checkpoint at path into s, the rank's default
+// generator and hist, for rank r (on its device, in its context, in a
+// world of r.World ranks), and returns the step it was saved after. It
 // checks the program's name and loads the model strictly; nothing is
 // half loaded when the model or the optimizer does not match. A loader
 // resumes at the same place of its epoch whatever world saved it (see
 // rescale); a checkpoint without a world size is of a world of one.
-func restore(path, program string, s *State, hist *History, dev tensor.Device, world int) (int, error) {
-	f, err := checkpoint.Load(path, checkpoint.On(dev))
+func restore(path, program string, s *State, hist *History, r *Run) (int, error) {
+	def, world := r.generator(), max(r.World, 1)
+	f, err := checkpoint.Load(path, checkpoint.On(r.Device), checkpoint.In(r.context()))
 	if err != nil {
 		return 0, err
 	}
@@ -169,7 +173,7 @@ func restore(path, program string, s *State, hist *History, dev tensor.Device, w
 	if err := f.GetMeta(checkpoint.MetaGenerators, &gens); err != nil {
 		return 0, err
 	}
-	for name, g := range s.generators() {
+	for name, g := range s.generators(def) {
 		st, ok := gens[name]
 		if !ok {
 			return 0, fmt.Errorf("%s: no state of the random generator %q", path, name)

@@ -120,7 +120,7 @@ func TestMPITrainsAsOneProcess(t *testing.T) {
 	for k, p := range progs {
 		var alone []float64
 		args := append(append([]string{}, common...), append(p.args, "-batch", strconv.Itoa(2*p.batch))...)
-		runProgram(t, train.Lookup(p.name), tensor.CPU, args, train.Options{Watch: func(_ int, v float64, _ train.Task) { alone = append(alone, v) }})
+		runProgram(t, train.Lookup(p.name), tensor.CPU, args, train.Options{Watch: func(_, _ int, v float64, _ train.Task) { alone = append(alone, v) }})
 		r0, r1 := readSteps(t, job.Dir, k, 0), readSteps(t, job.Dir, k, 1)
 		if len(r0) != len(alone) || len(r1) != len(alone) {
 			t.Fatalf("%s: %d and %d steps on the ranks, %d alone", p.name, len(r0), len(r1), len(alone))
@@ -220,7 +220,7 @@ func TestMPIRank(t *testing.T) {
 			t.Fatal(err)
 		}
 		w := bufio.NewWriter(f)
-		watch := func(_ int, v float64, task train.Task) {
+		watch := func(_, _ int, v float64, task train.Task) {
 			fmt.Fprintf(w, "%.17g %d\n", v, paramHash(task.State().Model))
 		}
 		ctx, cancel := context.WithCancel(context.Background())
