@@ -133,23 +133,23 @@ func newGPT(r *train.Run, c gptConfig) (*gpt, error) {
 	if c.ragged { // cut into chunks on the host, then uploaded packed
 		loadOn = tensor.CPU
 	}
-	if m.loader, err = data.NewLoader(windows, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, DropLast: true, Device: loadOn, Shard: r.Shard()}); err != nil {
+	if m.loader, err = data.NewLoader(windows, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, DropLast: true, Device: loadOn, Shard: r.Shard(), Context: r.Context}); err != nil {
 		return nil, err
 	}
 	V := len(m.vocab)
 	fmt.Fprintf(r.Out, "gpt: %d bytes in %d files, %d symbols; training on %d, validating on %d\n", len(corpus.Bytes), len(corpus.Files), V, len(trainText), len(m.val))
 
 	m.gen = tensor.NewGenerator(r.Seed)
-	on := tensor.On(r.Device)
+	on := r.TensorOptions()
 	cfg := nn.TransformerConfig{DimFeedforward: 4 * c.width, Activation: "gelu", LayerNormEps: 1e-5, BatchFirst: true, NormFirst: true}
 	g := &gptModel{
-		Tok:  nn.NewEmbedding(V, c.width, on),
-		Pos:  tensor.Normal([]int{c.context, c.width}, 0, 0.02, on).SetRequiresGrad(true),
-		Norm: nn.NewLayerNorm([]int{c.width}, on),
-		Head: nn.NewLinear(c.width, V, on),
+		Tok:  nn.NewEmbedding(V, c.width, on...),
+		Pos:  tensor.Normal([]int{c.context, c.width}, 0, 0.02, on...).SetRequiresGrad(true),
+		Norm: nn.NewLayerNorm([]int{c.width}, on...),
+		Head: nn.NewLinear(c.width, V, on...),
 	}
 	for range c.layers {
-		g.Layers = append(g.Layers, nn.NewTransformerEncoderLayer(c.width, c.heads, cfg, on))
+		g.Layers = append(g.Layers, nn.NewTransformerEncoderLayer(c.width, c.heads, cfg, on...))
 	}
 	m.model = g
 	m.opt = optim.NewAdamW(nn.Parameters(g), optim.LR(r.LR), optim.Betas(0.9, 0.99))
@@ -168,7 +168,7 @@ func (m *gpt) Step(n int) float64 {
 		fmt.Fprintf(m.r.Out, "\n---- sample at step %d ----\n%s\n----\n", n, m.sample())
 	}
 	var loss float64
-	tensor.Scope(func() {
+	m.r.Scope(func() {
 		b := train.NextBatch(m.loader)
 		var l *tensor.Tensor
 		if m.c.ragged {
@@ -210,9 +210,9 @@ func (m *gpt) raggedLoss(in, tgt *tensor.Tensor, n int) *tensor.Tensor {
 			idx, want, pos = append(idx, ins[b*T+t]), append(want, tgts[b*T+t]), append(pos, int32(t))
 		}
 	}
-	dev := m.r.Device
-	logits := m.model.ForwardPacked(tensor.New(idx, len(idx)).To(dev), tensor.New(pos, len(pos)).To(dev), tensor.Offsets(lengths...))
-	return nn.CrossEntropy(logits, tensor.New(want, len(want)).To(dev))
+	on := m.r.TensorOptions()
+	logits := m.model.ForwardPacked(tensor.From(idx, []int{len(idx)}, on...), tensor.From(pos, []int{len(pos)}, on...), tensor.Offsets(lengths...))
+	return nn.CrossEntropy(logits, tensor.From(want, []int{len(want)}, on...))
 }
 
 // sample draws sampleLen symbols from the model, starting from a
@@ -225,11 +225,12 @@ func (m *gpt) sample() string {
 	var out strings.Builder
 	nn.Eval(m.model)
 	defer nn.Train(m.model)
-	tensor.NoGrad(func() {
+	on := m.r.TensorOptions()
+	m.r.NoGrad(func() {
 		for range m.c.sampleLen {
-			tensor.Scope(func() {
+			m.r.Scope(func() {
 				w := ctx[max(0, len(ctx)-m.c.context):]
-				logits := m.model.Forward(tensor.New(w, 1, len(w)).To(m.r.Device)).Select(1, len(w)-1).Reshape(-1)
+				logits := m.model.Forward(tensor.From(w, []int{1, len(w)}, on...)).Select(1, len(w)-1).Reshape(-1)
 				ix := int32(tensor.Multinomial(logits.Softmax(0), 1, true, tensor.WithGenerator(m.gen)).Item())
 				ctx = append(ctx, ix)
 				out.WriteByte(m.vocab[ix])
@@ -255,13 +256,14 @@ func (m *gpt) valLoss() float64 {
 	var sum float64
 	nn.Eval(m.model)
 	defer nn.Train(m.model)
-	tensor.NoGrad(func() {
+	on := m.r.TensorOptions()
+	m.r.NoGrad(func() {
 		const chunk = 64
 		for s := 0; s < n; s += chunk {
 			k := min(chunk, n-s)
-			tensor.Scope(func() {
-				x := tensor.New(in[s*T:(s+k)*T], k, T).To(m.r.Device)
-				y := tensor.New(tgt[s*T:(s+k)*T], k, T).To(m.r.Device)
+			m.r.Scope(func() {
+				x := tensor.From(in[s*T:(s+k)*T], []int{k, T}, on...)
+				y := tensor.From(tgt[s*T:(s+k)*T], []int{k, T}, on...)
 				sum += m.loss(x, y, nn.ReduceSum).Item()
 			})
 		}

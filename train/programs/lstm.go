@@ -41,14 +41,15 @@ type FusedLSTM struct {
 	Input, Hidden int
 }
 
-// NewFusedLSTM returns a FusedLSTM with his initialisation.
+// NewFusedLSTM returns a FusedLSTM with his initialisation, its weights
+// made with opts (device, context, generator).
 func NewFusedLSTM(input, hidden int, forgetBias float64, opts ...tensor.Option) *FusedLSTM {
 	w := tensor.Normal([]int{1 + input + hidden, 4 * hidden}, 0, 1/math.Sqrt(float64(input+hidden)), opts...)
 	bias := make([]float32, 4*hidden)
 	for j := hidden; j < 2*hidden; j++ {
 		bias[j] = float32(forgetBias)
 	}
-	tensor.NoGrad(func() { w.Narrow(0, 0, 1).CopyFrom(tensor.New(bias, 1, 4*hidden).To(w.Device())) })
+	w.Context().NoGrad(func() { w.Narrow(0, 0, 1).CopyFrom(tensor.From(bias, []int{1, 4 * hidden}, tensor.Like(w))) })
 	return &FusedLSTM{WLSTM: w.SetRequiresGrad(true), Input: input, Hidden: hidden}
 }
 
@@ -56,7 +57,7 @@ func NewFusedLSTM(input, hidden int, forgetBias float64, opts ...tensor.Option) 
 // states, [n, b, hidden].
 func (l *FusedLSTM) Forward(x *tensor.Tensor) *tensor.Tensor {
 	n, b := x.Shape()[0], x.Shape()[1]
-	s := l.zeroStates(b, x.Device())
+	s := l.zeroStates(b, x)
 	hs := make([]*tensor.Tensor, n)
 	for t := range n {
 		s = l.step(x.Select(0, t), s)
@@ -69,19 +70,21 @@ func (l *FusedLSTM) Forward(x *tensor.Tensor) *tensor.Tensor {
 // input] sequences, from zero states with nn.RunPacked, and returns the
 // hidden states in x's layout: no step computes a finished sequence.
 func (l *FusedLSTM) ForwardPacked(x *nn.PackedSequence) *nn.PackedSequence {
-	out, _ := nn.RunPacked(x, l.zeroStates(len(x.SortedIndices), x.Data.Device()), l.step)
+	out, _ := nn.RunPacked(x, l.zeroStates(len(x.SortedIndices), x.Data), l.step)
 	return out
 }
 
-func (l *FusedLSTM) zeroStates(b int, dev tensor.Device) []*tensor.Tensor {
-	return []*tensor.Tensor{tensor.Zeros([]int{b, l.Hidden}, tensor.On(dev)), tensor.Zeros([]int{b, l.Hidden}, tensor.On(dev))}
+// zeroStates returns the zero states [h, c] of b sequences, each [b,
+// hidden], on the device and in the context of x.
+func (l *FusedLSTM) zeroStates(b int, x *tensor.Tensor) []*tensor.Tensor {
+	return []*tensor.Tensor{tensor.Zeros([]int{b, l.Hidden}, tensor.Like(x)), tensor.Zeros([]int{b, l.Hidden}, tensor.Like(x))}
 }
 
 // step maps x [b, input] and the states [h, c] to the next states, as
 // his lstm.py does: [1, x, h]·WLSTM, then the gates.
 func (l *FusedLSTM) step(x *tensor.Tensor, s []*tensor.Tensor) []*tensor.Tensor {
 	d, h, c := l.Hidden, s[0], s[1]
-	ones := tensor.Ones([]int{x.Size(0), 1}, tensor.On(x.Device()))
+	ones := tensor.Ones([]int{x.Size(0), 1}, tensor.Like(x))
 	ifog := tensor.Cat([]*tensor.Tensor{ones, x, h}, 1).MatMul(l.WLSTM)
 	ifo := ifog.Narrow(1, 0, 3*d).Sigmoid()
 	g := ifog.Narrow(1, 3*d, d).Tanh()
@@ -137,12 +140,12 @@ func newDelayTask(r *train.Run, c delayConfig) (*delayTask, error) {
 		}
 		return nil, train.UsageError("-batch must be at most -sequences")
 	}
-	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, Device: r.Device, DropLast: true, Shard: r.Shard()})
+	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, Device: r.Device, DropLast: true, Shard: r.Shard(), Context: r.Context})
 	if err != nil {
 		return nil, err
 	}
 	g := tensor.NewGenerator(r.Seed)
-	opts := []tensor.Option{tensor.On(r.Device), tensor.WithGenerator(g)}
+	opts := append(r.TensorOptions(), tensor.WithGenerator(g))
 	t := &delayTask{c: c, r: r, loader: loader, trainSet: trainSet, test: test}
 	t.lstm = NewFusedLSTM(c.symbols, c.hidden, 3, opts...)
 	t.readout = nn.NewLinear(c.hidden, c.symbols, opts...)
@@ -200,13 +203,13 @@ func (t *delayTask) Step(int) float64 {
 // steps from delay on (those that need memory; before them the target
 // is always 0), and the loss over all steps.
 func (t *delayTask) Evaluate() []train.Metric {
-	l, err := data.NewLoader(t.test, data.Config{BatchSize: 250, Device: t.r.Device})
+	l, err := data.NewLoader(t.test, data.Config{BatchSize: 250, Device: t.r.Device, Context: t.r.Context})
 	if err != nil {
 		panic(err)
 	}
 	defer l.Close()
 	var correct, count, sum, rows float64
-	tensor.NoGrad(func() {
+	t.r.NoGrad(func() {
 		for b := range l.Batches() {
 			logits, want, late := t.logits(t.test, b)
 			sum += nn.CrossEntropy(logits, want, nn.Reduce(nn.ReduceSum)).Item()

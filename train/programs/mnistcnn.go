@@ -82,27 +82,27 @@ func newMNISTCNN(r *train.Run, c cnnConfig) (*mnistCNN, error) {
 		return nil, train.UsageError("-batch must be at most the training set's 60000 images")
 	}
 	// The batches stay on the CPU, where the augmentation warps them.
-	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, Shard: r.Shard()})
+	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, Shard: r.Shard(), Context: r.Context})
 	if err != nil {
 		return nil, err
 	}
 	m := &mnistCNN{r: r, c: c, loader: loader, test: testSet, dev: r.Device, aug: tensor.NewGenerator(r.Seed + 1)}
-	on := tensor.On(r.Device)
+	on := r.TensorOptions()
 	w := c.width
 	same := tensor.ConvOptions{Padding: [2]int{1, 1}}
 	pool := nn.MaxPool2d{Window: tensor.Window2d{Kernel: [2]int{2, 2}}}
 	m.model = nn.NewSequential(
 		nn.Func(func(x *tensor.Tensor) *tensor.Tensor { return x.Reshape(-1, 1, mnist.Rows, mnist.Cols) }),
-		nn.NewConv2d(1, w, [2]int{3, 3}, same, false, on),
-		nn.NewBatchNorm2d(w, on),
+		nn.NewConv2d(1, w, [2]int{3, 3}, same, false, on...),
+		nn.NewBatchNorm2d(w, on...),
 		nn.Func((*tensor.Tensor).ReLU),
 		pool,
-		nn.NewConv2d(w, 2*w, [2]int{3, 3}, same, false, on),
-		nn.NewBatchNorm2d(2*w, on),
+		nn.NewConv2d(w, 2*w, [2]int{3, 3}, same, false, on...),
+		nn.NewBatchNorm2d(2*w, on...),
 		nn.Func((*tensor.Tensor).ReLU),
 		pool,
 		nn.Func(func(x *tensor.Tensor) *tensor.Tensor { return x.Flatten(1, -1) }),
-		nn.NewLinear(2*w*7*7, mnist.Classes, on),
+		nn.NewLinear(2*w*7*7, mnist.Classes, on...),
 	)
 	m.opt = optim.NewAdam(nn.Parameters(m.model), optim.LR(r.LR))
 	total := r.Steps
@@ -117,7 +117,7 @@ func (m *mnistCNN) StepsPerEpoch() int { return m.loader.BatchesPerEpoch() }
 
 func (m *mnistCNN) Step(int) float64 {
 	var loss float64
-	tensor.Scope(func() {
+	m.r.Scope(func() {
 		b := train.NextBatch(m.loader)
 		x := m.augment(b.Tensors[0]).To(m.dev)
 		l := nn.CrossEntropy(m.model.Forward(x), b.Tensors[1].To(m.dev))
@@ -142,7 +142,7 @@ func (m *mnistCNN) augment(x *tensor.Tensor) *tensor.Tensor {
 		return x
 	}
 	W := max(m.r.World, 1)
-	all := tensor.Uniform([]int{W * n, 4}, -1, 1, tensor.WithGenerator(m.aug)).Float32s()
+	all := tensor.Uniform([]int{W * n, 4}, -1, 1, tensor.WithGenerator(m.aug), tensor.In(m.r.Context)).Float32s()
 	u := make([]float32, 0, 4*n)
 	for i := range n {
 		j := m.r.Rank + i*W
@@ -162,7 +162,7 @@ func (m *mnistCNN) augment(x *tensor.Tensor) *tensor.Tensor {
 			Mul3(mgl32.Translate2D(-centre, -centre))
 		warp(dst[i*mnist.ImageSize:][:mnist.ImageSize], src[i*mnist.ImageSize:][:mnist.ImageSize], forward.Inv())
 	}
-	return tensor.New(dst, n, mnist.ImageSize)
+	return tensor.From(dst, []int{n, mnist.ImageSize}, tensor.In(m.r.Context))
 }
 
 // warp fills the 28×28 image dst with src sampled bilinearly at the
@@ -190,7 +190,7 @@ func warp(dst, src []float32, inverse mgl32.Mat3) {
 func (m *mnistCNN) Evaluate() []train.Metric {
 	nn.Eval(m.model)
 	defer nn.Train(m.model)
-	acc, loss := classify(m.model, m.test, m.dev)
+	acc, loss := classify(m.model, m.test, m.r)
 	return []train.Metric{
 		{Name: "test accuracy", Value: acc, Unit: "%"},
 		{Name: "test loss", Value: loss, WithCurve: true},

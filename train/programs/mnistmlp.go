@@ -40,7 +40,6 @@ type mnistMLP struct {
 	sched  optim.Scheduler
 	loader *data.Loader
 	test   *data.InMemory
-	dev    tensor.Device
 }
 
 func newMNISTMLP(r *train.Run, hidden, layers int, dir string) (*mnistMLP, error) {
@@ -54,7 +53,7 @@ func newMNISTMLP(r *train.Run, hidden, layers int, dir string) (*mnistMLP, error
 		}
 		return nil, train.UsageError("-batch must be at most the training set's 60000 images")
 	}
-	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, Device: r.Device, Shard: r.Shard()})
+	loader, err := data.NewLoader(trainSet, data.Config{BatchSize: r.Batch, Shuffle: true, Seed: r.Seed, Device: r.Device, Shard: r.Shard(), Context: r.Context})
 	if err != nil {
 		return nil, err
 	}
@@ -63,8 +62,8 @@ func newMNISTMLP(r *train.Run, hidden, layers int, dir string) (*mnistMLP, error
 		sizes = append(sizes, hidden)
 	}
 	sizes = append(sizes, 10)
-	m := &mnistMLP{r: r, loader: loader, test: testSet, dev: r.Device}
-	m.model = nn.NewMLP(sizes, (*tensor.Tensor).ReLU, tensor.On(r.Device))
+	m := &mnistMLP{r: r, loader: loader, test: testSet}
+	m.model = nn.NewMLP(sizes, (*tensor.Tensor).ReLU, r.TensorOptions()...)
 	m.opt = optim.NewAdam(nn.Parameters(m.model), optim.LR(r.LR))
 	total := r.Steps
 	if r.Epochs > 0 {
@@ -83,7 +82,7 @@ func (m *mnistMLP) Step(int) float64 {
 }
 
 func (m *mnistMLP) Evaluate() []train.Metric {
-	acc, loss := classify(m.model, m.test, m.dev)
+	acc, loss := classify(m.model, m.test, m.r)
 	return []train.Metric{
 		{Name: "test accuracy", Value: acc, Unit: "%"},
 		{Name: "test loss", Value: loss, WithCurve: true},
@@ -97,15 +96,16 @@ func (m *mnistMLP) State() *train.State {
 func (m *mnistMLP) Close() { m.loader.Close() }
 
 // classify returns the accuracy and mean cross-entropy of model on the
-// images and labels of ds, in batches of 1000.
-func classify(model nn.Layer, ds data.Dataset, dev tensor.Device) (acc, loss float64) {
-	l, err := data.NewLoader(ds, data.Config{BatchSize: 1000, Device: dev})
+// images and labels of ds, in batches of 1000 on r's device and in its
+// context.
+func classify(model nn.Layer, ds data.Dataset, r *train.Run) (acc, loss float64) {
+	l, err := data.NewLoader(ds, data.Config{BatchSize: 1000, Device: r.Device, Context: r.Context})
 	if err != nil {
 		panic(err)
 	}
 	defer l.Close()
 	var correct, sum float64
-	tensor.NoGrad(func() {
+	r.NoGrad(func() {
 		for b := range l.Batches() {
 			logits := model.Forward(b.Tensors[0])
 			correct += logits.ArgMaxDim(1, false).Eq(b.Tensors[1]).Sum().Item()
