@@ -18,6 +18,11 @@ import (
 const asCommandEnv = "TESSERA_TEST_AS_COMMAND"
 
 func TestMain(m *testing.M) {
+	// Each adapter offered as two logical GPUs, so that -device
+	// gpu:0,gpu:1 trains two ranks on one adapter, such as CI's lavapipe.
+	if os.Getenv(tensor.LogicalGPUsEnv) == "" {
+		os.Setenv(tensor.LogicalGPUsEnv, "2")
+	}
 	if os.Getenv(asCommandEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
