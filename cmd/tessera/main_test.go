@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tessera-ml/tessera/internal/devtest"
 	"github.com/tessera-ml/tessera/internal/mnist"
 	"github.com/tessera-ml/tessera/tensor"
 )
@@ -20,9 +21,7 @@ const asCommandEnv = "TESSERA_TEST_AS_COMMAND"
 func TestMain(m *testing.M) {
 	// Each adapter offered as two logical GPUs, so that -device
 	// gpu:0,gpu:1 trains two ranks on one adapter, such as CI's lavapipe.
-	if os.Getenv(tensor.LogicalGPUsEnv) == "" {
-		os.Setenv(tensor.LogicalGPUsEnv, "2")
-	}
+	devtest.LogicalGPUs(2)
 	if os.Getenv(asCommandEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}

@@ -6,6 +6,8 @@
 package devtest
 
 import (
+	"os"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -64,4 +66,15 @@ func Runtime(tb testing.TB, dev tensor.Device) *device.GPU {
 		tb.Fatal(err)
 	}
 	return g
+}
+
+// LogicalGPUs offers each adapter as n logical GPUs
+// (tensor.LogicalGPUsEnv) unless the environment sets it already, so
+// that tests of several GPU devices (-device gpu:0,gpu:1) run on a
+// machine with one adapter, such as CI's lavapipe. A TestMain calls it
+// before m.Run: the value is read when the first GPU opens.
+func LogicalGPUs(n int) {
+	if os.Getenv(tensor.LogicalGPUsEnv) == "" {
+		os.Setenv(tensor.LogicalGPUsEnv, strconv.Itoa(n))
+	}
 }
