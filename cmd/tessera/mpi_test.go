@@ -74,10 +74,25 @@ func TestTrainBadWorld(t *testing.T) {
 // way round: both end with the loss of 4 uninterrupted steps alone with
 // batch 8 (the same examples, in the same order).
 func TestTrainResumesAtAnotherWorld(t *testing.T) {
+	both := resumesAlone(t, "np=2", func(args ...string) (int, string, string) {
+		return mpirunCommand(t, 2, append(args, "-batch", "4")...)
+	})
+	if !strings.Contains(both, "data-parallel over 2 ranks: 8 examples a step") {
+		t.Errorf("the np=2 summary does not give the world:\n%s", both)
+	}
+}
+
+// resumesAlone runs lstm 2 steps with two (2 ranks of batch 4, named
+// how), resumes the checkpoint alone with batch 8 for 2 more, and the
+// other way round, and checks that both end with the loss of 4
+// uninterrupted steps alone with batch 8. It returns the output of the
+// run that two resumed.
+func resumesAlone(t *testing.T, how string, two func(args ...string) (int, string, string)) string {
+	t.Helper()
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.safetensors"), filepath.Join(dir, "b.safetensors")
-	if code, stdout, stderr := mpirunCommand(t, 2, append(lstm(2), "-batch", "4", "-checkpoint", a)...); code != 0 {
-		t.Fatalf("np=2: exit status %d\n%s%s", code, stdout, stderr)
+	if code, stdout, stderr := two(append(lstm(2), "-checkpoint", a)...); code != 0 {
+		t.Fatalf("%s: exit status %d\n%s%s", how, code, stdout, stderr)
 	}
 	code, alone, stderr := runArgs(append(lstm(4), "-resume", a)...)
 	if code != 0 {
@@ -86,23 +101,21 @@ func TestTrainResumesAtAnotherWorld(t *testing.T) {
 	if code, stdout, stderr := runArgs(append(lstm(2), "-checkpoint", b)...); code != 0 {
 		t.Fatalf("alone: exit status %d\n%s%s", code, stdout, stderr)
 	}
-	code, both, stderr := mpirunCommand(t, 2, append(lstm(4), "-batch", "4", "-resume", b)...)
+	code, both, stderr := two(append(lstm(4), "-resume", b)...)
 	if code != 0 {
-		t.Fatalf("resumed at np=2: exit status %d\n%s", code, stderr)
+		t.Fatalf("resumed as %s: exit status %d\n%s", how, code, stderr)
 	}
 	_, whole, _ := runArgs(lstm(4)...)
 	want := lossOf(t, whole)
 	for _, got := range []struct {
 		how, out string
-	}{{"np=2 then alone", alone}, {"alone then np=2", both}} {
+	}{{how + " then alone", alone}, {"alone then " + how, both}} {
 		// The summary prints 5 digits, so a rounding apart can move the last.
 		if l := lossOf(t, got.out); math.Abs(l-want) > 1e-4*math.Abs(want) {
 			t.Errorf("%s: final loss %v, uninterrupted alone %v", got.how, l, want)
 		}
 	}
-	if !strings.Contains(both, "data-parallel over 2 ranks: 8 examples a step") {
-		t.Errorf("the np=2 summary does not give the world:\n%s", both)
-	}
+	return both
 }
 
 // lossOf returns the final training loss of a run's output.
