@@ -63,6 +63,27 @@
 // cannot serve (more ranks than examples, a -batch above a rank's share
 // of the data), are refused with one line.
 //
+// The devices of one process train the same way, one rank each:
+//
+//	tessera train mnist-mlp -steps 50 -batch 64 -device gpu:0,gpu:1
+//
+// runs the ranks on goroutines of this process (ddp.RunLocal, the
+// gradients meeting in host memory, since WebGPU has no path between
+// devices), each with a Run of its own: its device, its tensor.Context
+// and its default generator (Run.Context, Run.Generator). A program
+// that trains data-parallel makes its tensors, Scopes and NoGrads there
+// (Run.TensorOptions, Run.Scope, Run.NoGrad, data.Config.Context).
+// The list names GPUs, each once, of one kind of adapter
+// (TESSERA_LOGICAL_GPUS=2 offers each adapter as two, which is how CI
+// runs two ranks on lavapipe), or the CPU, any number of times (ranks
+// that share its cores: for checking, no faster); the mean gradient is
+// the same bits on every rank whatever the devices, but the CPU's and a
+// GPU's optimizer steps round differently, so a list mixing them is
+// refused rather than left to drift apart. A rank that fails ends the
+// others at once (Main's error names it and its device); one that does
+// not reach a collective within 5 minutes of the others ends them too.
+// -device lists and mpirun exclude each other.
+//
 // A checkpoint holds rank 0's state and the world size it was saved at,
 // and resumes at any other at the same place: the same step, and the
 // same epoch with the same number of its examples handed out to the

@@ -19,7 +19,7 @@ type Flags struct {
 	Device     string  // cpu, gpu, gpu:N or default (TESSERA_DEVICE, then auto), or a list of devices, one per rank of this process
 	Steps      int     // training steps (0 when --epochs sets them)
 	Epochs     int     // training epochs (0 when --steps sets them)
-	Batch      int     // examples per step (each rank's under mpirun)
+	Batch      int     // examples per step (each rank's under mpirun or with a -device list)
 	LR         float64 // learning rate
 	Seed       uint64  // seed of every random choice
 	EvalEvery  int     // steps between evaluations; 0 only at the end
@@ -53,7 +53,7 @@ func parse(p *Program, args []string, help io.Writer) (Flags, Builder, error) {
 		"never the CPU with GPUs, whose optimizer steps round differently, so the ranks would drift apart")
 	fs.IntVar(&f.Steps, "steps", 0, fmt.Sprintf("training steps (default %s)", defaultLength(d)))
 	fs.IntVar(&f.Epochs, "epochs", 0, "training epochs, instead of -steps, for programs with epochs")
-	fs.IntVar(&f.Batch, "batch", d.Batch, "examples per step (each rank's, under mpirun)")
+	fs.IntVar(&f.Batch, "batch", d.Batch, "examples per step (each rank's, under mpirun or with a -device list)")
 	fs.Float64Var(&f.LR, "lr", d.LR, "learning rate, positive")
 	fs.Uint64Var(&f.Seed, "seed", 1, "random seed: the same seed gives the same losses on the same device")
 	fs.IntVar(&f.EvalEvery, "eval-every", d.EvalEvery, "steps between evaluations (0: only at the end)")

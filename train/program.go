@@ -16,9 +16,11 @@ type Program struct {
 	Name     string   // the subcommand, such as "mnist-mlp"
 	Summary  string   // one line for `tessera train --help`
 	Defaults Defaults // the common flags' defaults
-	// Parallel says the program trains data-parallel under mpirun: its
-	// Builder deals the data by Run.Shard and its Step calls
-	// Run.Backward. Without it a world of more than one is refused.
+	// Parallel says the program trains data-parallel, under mpirun or
+	// on the devices -device lists: its Builder deals the data by
+	// Run.Shard and makes its tensors in the rank's context and
+	// generator (Run.TensorOptions), and its Step calls Run.Backward
+	// under Run.Scope. Without it a world of more than one is refused.
 	Parallel bool
 	// Setup registers the program's own flags on fs and returns the
 	// function that builds its Task once the flags are parsed.

@@ -2,6 +2,9 @@ package programs
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,7 +27,18 @@ type localProgram struct {
 }
 
 // localPrograms are small and odd: a few seconds on lavapipe for all.
+// TESSERA_LOCAL_FULL=1 runs the acceptance sizes instead (as
+// TESSERA_MPI_FULL=1 does for TestMPITrainsAsOneProcess): the programs'
+// defaults for 50 steps, mnist-mlp on the real MNIST, each step's
+// difference logged.
 func localPrograms(t *testing.T) []localProgram {
+	if os.Getenv("TESSERA_LOCAL_FULL") == "1" {
+		return []localProgram{
+			{"mnist-mlp", []string{"-steps", "50"}, 64, false},
+			{"lstm", []string{"-steps", "50"}, 16, false},
+			{"gpt", []string{"-data", filepath.Join(runtime.GOROOT(), "src", "fmt", "print.go"), "-steps", "50", "-warmup", "10", "-sample-every", "0"}, 16, false},
+		}
+	}
 	mnistDir := tinyMNIST(t)
 	return []localProgram{
 		// 200 images, 7 a rank: the 15th step ends the epoch short (2+2) and the 16th starts the next.
@@ -104,7 +118,11 @@ func trainLocally(t *testing.T, devs []tensor.Device) {
 				if math.Float64bits(r0.loss) != math.Float64bits(r1.loss) {
 					t.Errorf("step %d: the ranks report losses %v and %v", i, r0.loss, r1.loss)
 				}
-				worst = max(worst, math.Abs(r0.loss-want)/math.Abs(want))
+				d := math.Abs(r0.loss-want) / math.Abs(want)
+				worst = max(worst, d)
+				if os.Getenv("TESSERA_LOCAL_FULL") == "1" {
+					t.Logf("%s step %d: %.3g", p.name, i, d)
+				}
 				if !p.bn && !tol.Equal(r0.loss, want) {
 					t.Errorf("step %d: the ranks' mean loss is %.9g, one device with batch %d has %.9g", i, r0.loss, 2*p.batch, want)
 				}
