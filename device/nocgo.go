@@ -78,5 +78,8 @@ func (g *GPU) SubmitCount() int64 { return 0 }
 // ReplayCount returns 0.
 func (g *GPU) ReplayCount() int64 { return 0 }
 
+// ObservePipelinesForTesting does nothing.
+func (g *GPU) ObservePipelinesForTesting(f func(PipelineUse)) {}
+
 // InjectFaultForTesting does nothing.
 func (g *GPU) InjectFaultForTesting(match func(Kernel) bool) {}

@@ -88,6 +88,7 @@ type pipelineCache struct {
 	fast         map[fastKey]fastEntry
 	layouts      map[layoutKey]*bgLayout
 	playouts     map[sigKey]*wgpu.PipelineLayout
+	observe      func(PipelineUse) // ObservePipelinesForTesting
 }
 
 // newPipelineCache returns an empty cache of dev's pipelines.
@@ -179,6 +180,31 @@ func (c *pipelineCache) create(src, entry string, sig sigKey) (*pipeline, error)
 		return nil, fmt.Errorf("tessera: creating compute pipeline (entry %q, bindings %s): %w", entry, sig, err)
 	}
 	return &pipeline{pipe: cp, layout: bgl, entry: entry, sig: sig}, nil
+}
+
+// observed reports the pipeline of one dispatch of k to the observer set
+// by ObservePipelinesForTesting, if any.
+func (c *pipelineCache) observed(k *Kernel, entry string, sig sigKey) {
+	if c.observe == nil {
+		return
+	}
+	w := make([]bool, sig.n)
+	for i := range w {
+		w[i] = sig.writable>>i&1 != 0
+	}
+	c.observe(PipelineUse{Label: k.Label, Source: k.Source, Entry: entry, Writable: w, Params: sig.params})
+}
+
+// ObservePipelinesForTesting is for tests only: from now on Run calls f
+// for every dispatch it records, once the dispatch's pipeline compiled,
+// with that pipeline's source, entry point and layout, so that a test can
+// collect every WGSL source the library compiles (and compile them
+// elsewhere, such as in a browser's WebGPU). f runs with the GPU's lock
+// held and must not call the GPU. nil stops it.
+func (g *GPU) ObservePipelinesForTesting(f func(PipelineUse)) {
+	g.mu.Lock()
+	g.pipes.observe = f
+	g.mu.Unlock()
 }
 
 // release releases the pipelines and layouts (Close, after all work

@@ -88,6 +88,7 @@ func (g *GPU) Run(k Kernel) error {
 	if err != nil {
 		return err
 	}
+	g.pipes.observed(&k, entry, sig)
 	var dyn uint32
 	if sig.params {
 		batch := g.stream.batch

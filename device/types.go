@@ -47,6 +47,20 @@ type Caps struct {
 	MaxParamsSize              int // bytes of Kernel.Params (the uniform window)
 }
 
+// A PipelineUse is the pipeline of one recorded dispatch, as the pipeline
+// cache compiled it: the kernel's Label (the op's name), its WGSL Source
+// and Entry point, and its binding signature, which is its pipeline
+// layout: Writable[i] tells whether @group(0) @binding(i) has a
+// read_write storage entry (else read-only), and Params whether
+// @group(1) @binding(0) is the params uniform with a dynamic offset of
+// Caps.MaxParamsSize bytes. Every storage entry declares a minimum binding
+// size of BindingQuantum bytes. See ObservePipelinesForTesting.
+type PipelineUse struct {
+	Label, Source, Entry string
+	Writable             []bool
+	Params               bool
+}
+
 // Binding is one storage buffer binding of a kernel, @group(0) @binding(i).
 // Run binds Size rounded up to BindingQuantum bytes (at least one
 // quantum), which stays inside the buffer's block (see the package doc).
